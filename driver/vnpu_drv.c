@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ */
+
+/**
+ * DOC: vnpu devices
+ *
+ * The module creates num_devices platform devices named "vnpu" and binds
+ * them to its platform driver. Each bound device registers one DRM accel
+ * device, so userspace sees /dev/accel/accelN and
+ * /sys/class/accel/accelN/device/vnpu/. Unbinding a device through
+ * /sys/bus/platform/drivers/vnpu/unbind unplugs it: open files stay valid
+ * but their ioctls fail with -ENODEV.
+ */
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/nodemask.h>
+#include <linux/platform_device.h>
+
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+
+#include "vnpu_compat.h"
+#include "vnpu_drv.h"
+
+static unsigned int vnpu_num_devices = 1;
+module_param_named(num_devices, vnpu_num_devices, uint, 0444);
+MODULE_PARM_DESC(num_devices, "Number of virtual NPUs (1-16, default 1)");
+
+static unsigned int vnpu_vram_size_mb = 256;
+module_param_named(vram_size_mb, vnpu_vram_size_mb, uint, 0444);
+MODULE_PARM_DESC(vram_size_mb,
+		 "Emulated device memory per NPU in MiB (16-262144, default 256)");
+
+static unsigned int vnpu_compute_engines = 2;
+module_param_named(compute_engines, vnpu_compute_engines, uint, 0444);
+MODULE_PARM_DESC(compute_engines, "Compute engines per NPU (1-8, default 2)");
+
+static unsigned int vnpu_copy_engines = 1;
+module_param_named(copy_engines, vnpu_copy_engines, uint, 0444);
+MODULE_PARM_DESC(copy_engines, "Copy engines per NPU (1-8, default 1)");
+
+static int vnpu_numa_node[VNPU_MAX_DEVICES] = {
+	[0 ... VNPU_MAX_DEVICES - 1] = NUMA_NO_NODE
+};
+
+static unsigned int vnpu_numa_node_count;
+module_param_array_named(numa_node, vnpu_numa_node, int, &vnpu_numa_node_count, 0444);
+MODULE_PARM_DESC(numa_node,
+		 "Host NUMA node of each NPU, comma separated (-1 = none, default -1)");
+
+static struct platform_device *vnpu_pdevs[VNPU_MAX_DEVICES];
+
+int vnpu_device_numa_node(struct vnpu_device *vdev)
+{
+	return dev_to_node(vdev->drm.dev);
+}
+
+const char *vnpu_health_name(enum drm_vnpu_health health)
+{
+	switch (health) {
+	case DRM_VNPU_HEALTH_OK:
+		return "ok";
+	case DRM_VNPU_HEALTH_DEGRADED:
+		return "degraded";
+	case DRM_VNPU_HEALTH_NEEDS_RESET:
+		return "needs-reset";
+	}
+	return "unknown";
+}
+
+static int vnpu_get_param_value(struct vnpu_device *vdev, u32 param, u64 *value)
+{
+	int node;
+
+	switch (param) {
+	case DRM_VNPU_PARAM_UAPI_VERSION:
+		*value = (DRM_VNPU_UAPI_MAJOR << 16) | DRM_VNPU_UAPI_MINOR;
+		return 0;
+	case DRM_VNPU_PARAM_DEVICE_INDEX:
+		*value = vdev->index;
+		return 0;
+	case DRM_VNPU_PARAM_VRAM_SIZE:
+		*value = vdev->vram_size;
+		return 0;
+	case DRM_VNPU_PARAM_NUM_COMPUTE_ENGINES:
+		*value = vdev->num_compute_engines;
+		return 0;
+	case DRM_VNPU_PARAM_NUM_COPY_ENGINES:
+		*value = vdev->num_copy_engines;
+		return 0;
+	case DRM_VNPU_PARAM_NUMA_NODE:
+		node = vnpu_device_numa_node(vdev);
+		*value = node == NUMA_NO_NODE ? DRM_VNPU_NUMA_NODE_NONE : node;
+		return 0;
+	case DRM_VNPU_PARAM_HEALTH:
+		*value = atomic_read(&vdev->health);
+		return 0;
+	case DRM_VNPU_PARAM_CAPABILITIES:
+		*value = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int vnpu_get_param_ioctl(struct drm_device *drm, void *data,
+				struct drm_file *file)
+{
+	struct drm_vnpu_get_param *args = data;
+	int idx, ret;
+
+	if (args->flags)
+		return -EINVAL;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ret = vnpu_get_param_value(to_vnpu_device(drm), args->param, &args->value);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_get_param_ioctl, 0),
+};
+
+/*
+ * Smallest argument size each vnpu ioctl has ever had: a caller passing
+ * less is refused instead of being zero-extended.
+ */
+static const u16 vnpu_ioctl_min_size[] = {
+	[DRM_VNPU_GET_PARAM] = sizeof(struct drm_vnpu_get_param),
+};
+
+static_assert(ARRAY_SIZE(vnpu_ioctl_min_size) == ARRAY_SIZE(vnpu_drm_ioctls));
+
+/*
+ * Size rules of the vnpu uAPI on top of drm_ioctl(), which silently
+ * zero-extends short structs and ignores the tail of long ones:
+ * unknown driver ioctls are -ENOTTY, too short is -EINVAL, and a longer
+ * struct is accepted only if the unknown tail is zero (else -E2BIG).
+ */
+static long vnpu_ioctl_check(unsigned int cmd, unsigned long arg)
+{
+	unsigned int nr = _IOC_NR(cmd);
+	unsigned int usize = _IOC_SIZE(cmd);
+	unsigned int index, ksize;
+
+	if (nr < DRM_COMMAND_BASE || nr >= DRM_COMMAND_END)
+		return 0;
+
+	index = nr - DRM_COMMAND_BASE;
+	if (index >= ARRAY_SIZE(vnpu_drm_ioctls))
+		return -ENOTTY;
+
+	if (usize < vnpu_ioctl_min_size[index])
+		return -EINVAL;
+
+	ksize = _IOC_SIZE(vnpu_drm_ioctls[index].cmd);
+	if (usize > ksize && (_IOC_DIR(cmd) & _IOC_WRITE)) {
+		int zero = check_zeroed_user((void __user *)arg + ksize, usize - ksize);
+
+		if (zero < 0)
+			return zero;
+		if (!zero)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+static long vnpu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	long ret = vnpu_ioctl_check(cmd, arg);
+
+	return ret ? ret : drm_ioctl(filp, cmd, arg);
+}
+
+#ifdef CONFIG_COMPAT
+static long vnpu_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	long ret = vnpu_ioctl_check(cmd, arg);
+
+	return ret ? ret : drm_compat_ioctl(filp, cmd, arg);
+}
+#else
+#define vnpu_compat_ioctl NULL
+#endif
+
+/*
+ * Written out instead of DEFINE_DRM_ACCEL_FOPS(): 6.12's macro has no
+ * .show_fdinfo, and vnpu needs its own ioctl entry for the size rules.
+ */
+static const struct file_operations vnpu_fops = {
+	.owner = THIS_MODULE,
+	.open = accel_open,
+	.release = drm_release,
+	.unlocked_ioctl = vnpu_ioctl,
+	.compat_ioctl = vnpu_compat_ioctl,
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+	.show_fdinfo = drm_show_fdinfo,
+#ifdef FOP_UNSIGNED_OFFSET
+	.fop_flags = FOP_UNSIGNED_OFFSET,
+#endif
+};
+
+static const struct drm_driver vnpu_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL |
+			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+	.ioctls = vnpu_drm_ioctls,
+	.num_ioctls = ARRAY_SIZE(vnpu_drm_ioctls),
+	.fops = &vnpu_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	VNPU_DRM_DRIVER_DATE
+	.major = DRM_VNPU_UAPI_MAJOR,
+	.minor = DRM_VNPU_UAPI_MINOR,
+};
+
+static int vnpu_platform_probe(struct platform_device *pdev)
+{
+	struct vnpu_device *vdev;
+	int ret;
+
+	vdev = devm_drm_dev_alloc(&pdev->dev, &vnpu_drm_driver,
+				  struct vnpu_device, drm);
+	if (IS_ERR(vdev))
+		return PTR_ERR(vdev);
+
+	vdev->index = pdev->id;
+	vdev->vram_size = (u64)vnpu_vram_size_mb << 20;
+	vdev->num_compute_engines = vnpu_compute_engines;
+	vdev->num_copy_engines = vnpu_copy_engines;
+	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
+	platform_set_drvdata(pdev, vdev);
+
+	ret = drm_dev_register(&vdev->drm, 0);
+	if (ret)
+		return ret;
+
+	drm_info(&vdev->drm, "vnpu%u: %llu MiB VRAM, %u compute + %u copy engines, node %d\n",
+		 vdev->index, vdev->vram_size >> 20, vdev->num_compute_engines,
+		 vdev->num_copy_engines, vnpu_device_numa_node(vdev));
+	return 0;
+}
+
+static void vnpu_platform_remove(struct platform_device *pdev)
+{
+	struct vnpu_device *vdev = platform_get_drvdata(pdev);
+
+	drm_dev_unplug(&vdev->drm);
+}
+
+static struct platform_driver vnpu_platform_driver = {
+	.probe = vnpu_platform_probe,
+	.remove = vnpu_platform_remove,
+	.driver = {
+		.name = DRIVER_NAME,
+		.dev_groups = vnpu_sysfs_groups,
+	},
+};
+
+static bool vnpu_param_in_range(const char *name, unsigned int value,
+				unsigned int min, unsigned int max)
+{
+	if (value >= min && value <= max)
+		return true;
+	pr_err("vnpu: %s=%u is out of range (%u-%u)\n", name, value, min, max);
+	return false;
+}
+
+static int vnpu_check_params(void)
+{
+	unsigned int i;
+
+	if (!vnpu_param_in_range("num_devices", vnpu_num_devices, 1, VNPU_MAX_DEVICES) ||
+	    !vnpu_param_in_range("vram_size_mb", vnpu_vram_size_mb,
+				 VNPU_MIN_VRAM_MB, VNPU_MAX_VRAM_MB) ||
+	    !vnpu_param_in_range("compute_engines", vnpu_compute_engines,
+				 1, VNPU_MAX_ENGINES) ||
+	    !vnpu_param_in_range("copy_engines", vnpu_copy_engines, 1, VNPU_MAX_ENGINES))
+		return -EINVAL;
+
+	if (vnpu_numa_node_count > vnpu_num_devices) {
+		pr_err("vnpu: numa_node lists %u nodes for %u devices\n",
+		       vnpu_numa_node_count, vnpu_num_devices);
+		return -EINVAL;
+	}
+	for (i = 0; i < vnpu_numa_node_count; i++) {
+		int node = vnpu_numa_node[i];
+
+		if (node == NUMA_NO_NODE)
+			continue;
+		if (node < 0 || node >= MAX_NUMNODES || !node_online(node)) {
+			pr_err("vnpu: numa_node=%d for device %u is not an online node\n",
+			       node, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void vnpu_unregister_devices(void)
+{
+	int i;
+
+	for (i = VNPU_MAX_DEVICES - 1; i >= 0; i--) {
+		platform_device_unregister(vnpu_pdevs[i]);
+		vnpu_pdevs[i] = NULL;
+	}
+}
+
+static int vnpu_register_device(unsigned int index)
+{
+	struct platform_device *pdev;
+	int ret;
+
+	pdev = platform_device_alloc(DRIVER_NAME, index);
+	if (!pdev)
+		return -ENOMEM;
+
+	/* The node must be known before probe so allocations can follow it. */
+	set_dev_node(&pdev->dev, vnpu_numa_node[index]);
+	ret = platform_device_add(pdev);
+	if (ret) {
+		platform_device_put(pdev);
+		return ret;
+	}
+	vnpu_pdevs[index] = pdev;
+
+	/* Probe runs synchronously; no driver data means it failed. */
+	if (!platform_get_drvdata(pdev)) {
+		pr_err("vnpu: device %u failed to probe\n", index);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int __init vnpu_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	ret = vnpu_check_params();
+	if (ret)
+		return ret;
+
+	ret = platform_driver_register(&vnpu_platform_driver);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < vnpu_num_devices; i++) {
+		ret = vnpu_register_device(i);
+		if (ret)
+			goto err_unregister_devices;
+	}
+	return 0;
+
+err_unregister_devices:
+	vnpu_unregister_devices();
+	platform_driver_unregister(&vnpu_platform_driver);
+	return ret;
+}
+
+static void __exit vnpu_exit(void)
+{
+	vnpu_unregister_devices();
+	platform_driver_unregister(&vnpu_platform_driver);
+}
+
+module_init(vnpu_init);
+module_exit(vnpu_exit);
+
+MODULE_AUTHOR("The vnpu authors");
+MODULE_DESCRIPTION("Virtual NPU: an emulated DRM accel device");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Status names and plain-words explanations.
+ */
+#include <stddef.h>
+
+#include "vnpu.h"
+
+struct status_text {
+	int status;
+	const char *name;
+	const char *text;
+};
+
+static const struct status_text status_texts[] = {
+	{ VNPU_SUCCESS, "VNPU_SUCCESS", "success" },
+	{ VNPU_ERROR_INVALID_VALUE, "VNPU_ERROR_INVALID_VALUE",
+	  "an argument is out of range, NULL or has unknown flags; fix the call" },
+	{ VNPU_ERROR_UNINITIALIZED, "VNPU_ERROR_UNINITIALIZED",
+	  "the runtime was never initialized; call vnpu_init() first" },
+	{ VNPU_ERROR_DEINITIALIZED, "VNPU_ERROR_DEINITIALIZED",
+	  "the runtime was finalized; call vnpu_init() again before using it" },
+	{ VNPU_ERROR_NO_DEVICE, "VNPU_ERROR_NO_DEVICE",
+	  "no vnpu device found; load the module (modprobe vnpu) and check /dev/accel" },
+	{ VNPU_ERROR_OUT_OF_HOST_MEMORY, "VNPU_ERROR_OUT_OF_HOST_MEMORY",
+	  "the host ran out of memory; free memory or lower the load" },
+	{ VNPU_ERROR_PERMISSION_DENIED, "VNPU_ERROR_PERMISSION_DENIED",
+	  "a vnpu device exists but cannot be opened; join the render group or run make install for the udev rule" },
+	{ VNPU_ERROR_DEVICE_LOST, "VNPU_ERROR_DEVICE_LOST",
+	  "the device was unplugged or removed; restart the runtime once it is back" },
+	{ VNPU_ERROR_DRIVER, "VNPU_ERROR_DRIVER",
+	  "the driver refused a request the runtime expected to work; check the kernel log" },
+	{ VNPU_ERROR_DRIVER_VERSION, "VNPU_ERROR_DRIVER_VERSION",
+	  "the loaded driver speaks a different uAPI major version; install matching runtime and module" },
+};
+
+static const struct status_text *find(int status)
+{
+	for (size_t i = 0; i < sizeof(status_texts) / sizeof(status_texts[0]); i++)
+		if (status_texts[i].status == status)
+			return &status_texts[i];
+	return NULL;
+}
+
+const char *vnpu_status_name(int status)
+{
+	const struct status_text *t = find(status);
+
+	return t ? t->name : "VNPU_ERROR_UNKNOWN";
+}
+
+const char *vnpu_status_string(int status)
+{
+	const struct status_text *t = find(status);
+
+	return t ? t->text : "unknown status code";
+}

@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Runs every vnpu test: the host-only unit tests, then the kselftests in the
+# QEMU test VM against the real module. Ends with one line
+# "N passed, N failed[, N skipped]" summed over every suite.
+set -u
+cd "$(dirname "$0")/.."
+
+results=build/results
+rm -rf "$results"
+mkdir -p "$results/host"
+start=$(date +%s)
+logs=()
+
+echo "== host unit tests (ASan/UBSan)"
+for t in build/host/*; do
+	log="$results/host/$(basename "$t").log"
+	"$t" >"$log" 2>&1
+	sed 's/^/[host] /' "$log"
+	logs+=("$log")
+done
+
+echo "== VM tests"
+tools/vm/run-vm.sh --plan selftests/vm.plan --out "$results/vm"
+vm_rc=$?
+# Every suite log the guest wrote, plus the runner's own checks (missing if
+# the VM never got that far, which the summary then counts as a failure).
+while IFS= read -r log; do
+	logs+=("$log")
+done < <(find "$results/vm" -mindepth 2 -name '*.log' 2>/dev/null | sort)
+logs+=("$results/vm/vm-checks.log")
+
+echo "== done in $(($(date +%s) - start)) s"
+if [ "$vm_rc" != 0 ]; then
+	echo "VM run failed: see $results/vm/console.log" >&2
+fi
+build/bin/vnpu-test-summary "${logs[@]}"
+summary_rc=$?
+[ "$vm_rc" = 0 ] && [ "$summary_rc" = 0 ]

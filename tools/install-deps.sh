@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Installs the Debian packages vnpu needs to build and test, if any are
+# missing. Needs root for apt-get; otherwise says what to install.
+set -euo pipefail
+
+packages=(
+	build-essential pkg-config kmod xz-utils
+	linux-headers-6.12-amd64	# headers and the matching kernel image
+	linux-source-6.12		# kselftest harness and checkpatch.pl
+	libdrm-dev
+	qemu-system-x86 busybox-static cpio
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$status" = "install ok installed" ] || missing+=("$p")
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "vnpu: missing packages: ${missing[*]}" >&2
+	echo "vnpu: run 'sudo make deps' or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+
+echo "vnpu: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
