@@ -45,6 +45,11 @@ if [ "$(id -u)" != 0 ] || grep -q '^vnpu ' /proc/modules; then
 fi
 echo "1..14"
 
+# The module's own dependencies (drm, ...) must be there for its init to run.
+for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
+	modprobe "$dep"
+done
+
 refuses "num_devices=0" "num_devices=0 is out of range (1-16)"
 refuses "num_devices=17" "num_devices=17 is out of range (1-16)"
 refuses "vram_size_mb=15" "vram_size_mb=15 is out of range (16-262144)"
