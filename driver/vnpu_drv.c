@@ -14,10 +14,12 @@
  * but their ioctls fail with -ENODEV.
  */
 
+#include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
 #include <linux/platform_device.h>
+#include <linux/slab.h>
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
@@ -26,7 +28,10 @@
 #include <drm/drm_ioctl.h>
 
 #include "vnpu_compat.h"
+#include "vnpu_debugfs.h"
 #include "vnpu_drv.h"
+#include "vnpu_gem.h"
+#include "vnpu_mem.h"
 
 static unsigned int vnpu_num_devices = 1;
 module_param_named(num_devices, vnpu_num_devices, uint, 0444);
@@ -36,6 +41,11 @@ static unsigned int vnpu_vram_size_mb = 256;
 module_param_named(vram_size_mb, vnpu_vram_size_mb, uint, 0444);
 MODULE_PARM_DESC(vram_size_mb,
 		 "Emulated device memory per NPU in MiB (16-262144, default 256)");
+
+static unsigned int vnpu_host_size_mb = 1024;
+module_param_named(host_size_mb, vnpu_host_size_mb, uint, 0444);
+MODULE_PARM_DESC(host_size_mb,
+		 "Host-pinned address range per NPU in MiB (16-262144, default 1024)");
 
 static unsigned int vnpu_compute_engines = 2;
 module_param_named(compute_engines, vnpu_compute_engines, uint, 0444);
@@ -104,6 +114,17 @@ static int vnpu_get_param_value(struct vnpu_device *vdev, u32 param, u64 *value)
 	case DRM_VNPU_PARAM_CAPABILITIES:
 		*value = 0;
 		return 0;
+	case DRM_VNPU_PARAM_VRAM_USED:
+		mutex_lock(&vdev->mem_lock);
+		*value = vdev->vram.used;
+		mutex_unlock(&vdev->mem_lock);
+		return 0;
+	case DRM_VNPU_PARAM_VRAM_LARGEST_FREE:
+		*value = vnpu_region_largest_free(vdev, &vdev->vram);
+		return 0;
+	case DRM_VNPU_PARAM_HOST_SIZE:
+		*value = vdev->host.size;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -124,8 +145,46 @@ static int vnpu_get_param_ioctl(struct drm_device *drm, void *data,
 	return ret;
 }
 
+/*
+ * Runs @func inside drm_dev_enter()/drm_dev_exit(): once the device is
+ * unplugged, its ioctls fail with -ENODEV.
+ */
+static int vnpu_ioctl_enter(struct drm_device *drm, void *data, struct drm_file *file,
+			    drm_ioctl_t *func)
+{
+	int idx, ret;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ret = func(drm, data, file);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static int vnpu_bo_info_ioctl_enter(struct drm_device *drm, void *data,
+				    struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_bo_info_ioctl);
+}
+
+static int vnpu_quota_get_ioctl_enter(struct drm_device *drm, void *data,
+				      struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_quota_get_ioctl);
+}
+
+static int vnpu_quota_set_ioctl_enter(struct drm_device *drm, void *data,
+				      struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_quota_set_ioctl);
+}
+
 static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_get_param_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_INFO, vnpu_bo_info_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_QUOTA_GET, vnpu_quota_get_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_QUOTA_SET, vnpu_quota_set_ioctl_enter, 0),
 };
 
 /*
@@ -134,6 +193,10 @@ static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
  */
 static const u16 vnpu_ioctl_min_size[] = {
 	[DRM_VNPU_GET_PARAM] = sizeof(struct drm_vnpu_get_param),
+	[DRM_VNPU_BO_CREATE] = sizeof(struct drm_vnpu_bo_create),
+	[DRM_VNPU_BO_INFO] = sizeof(struct drm_vnpu_bo_info),
+	[DRM_VNPU_QUOTA_GET] = sizeof(struct drm_vnpu_quota),
+	[DRM_VNPU_QUOTA_SET] = sizeof(struct drm_vnpu_quota),
 };
 
 static_assert(ARRAY_SIZE(vnpu_ioctl_min_size) == ARRAY_SIZE(vnpu_drm_ioctls));
@@ -210,9 +273,47 @@ static const struct file_operations vnpu_fops = {
 #endif
 };
 
+static int vnpu_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct vnpu_file *vfile;
+
+	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
+	if (!vfile)
+		return -ENOMEM;
+
+	mutex_lock(&vdev->mem_lock);
+	vnpu_process_prune_locked(vdev);
+	vfile->proc = vnpu_process_get_locked(vdev, task_tgid(current));
+	mutex_unlock(&vdev->mem_lock);
+	if (!vfile->proc) {
+		kfree(vfile);
+		return -ENOMEM;
+	}
+	file->driver_priv = vfile;
+	return 0;
+}
+
+static void vnpu_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct vnpu_file *vfile = file->driver_priv;
+
+	mutex_lock(&vdev->mem_lock);
+	vnpu_process_put_locked(vdev, vfile->proc);
+	mutex_unlock(&vdev->mem_lock);
+	kfree(vfile);
+}
+
 static const struct drm_driver vnpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL |
 			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+	.open = vnpu_open,
+	.postclose = vnpu_postclose,
+	.gem_create_object = vnpu_gem_create_object,
+	.gem_prime_import = vnpu_gem_prime_import,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.show_fdinfo = vnpu_gem_show_fdinfo,
 	.ioctls = vnpu_drm_ioctls,
 	.num_ioctls = ARRAY_SIZE(vnpu_drm_ioctls),
 	.fops = &vnpu_fops,
@@ -240,9 +341,18 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
 	platform_set_drvdata(pdev, vdev);
 
+	/* Importers map peer buffers for DMA; the emulated bus is 64-bit. */
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	ret = vnpu_mem_init(vdev, (u64)vnpu_host_size_mb << 20);
+	if (ret)
+		return ret;
+
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
 		return ret;
+	vnpu_debugfs_init(vdev);
 
 	drm_info(&vdev->drm, "vnpu%u: %llu MiB VRAM, %u compute + %u copy engines, node %d\n",
 		 vdev->index, vdev->vram_size >> 20, vdev->num_compute_engines,
@@ -282,6 +392,8 @@ static int vnpu_check_params(void)
 	if (!vnpu_param_in_range("num_devices", vnpu_num_devices, 1, VNPU_MAX_DEVICES) ||
 	    !vnpu_param_in_range("vram_size_mb", vnpu_vram_size_mb,
 				 VNPU_MIN_VRAM_MB, VNPU_MAX_VRAM_MB) ||
+	    !vnpu_param_in_range("host_size_mb", vnpu_host_size_mb,
+				 VNPU_MIN_HOST_MB, VNPU_MAX_HOST_MB) ||
 	    !vnpu_param_in_range("compute_engines", vnpu_compute_engines,
 				 1, VNPU_MAX_ENGINES) ||
 	    !vnpu_param_in_range("copy_engines", vnpu_copy_engines, 1, VNPU_MAX_ENGINES))

@@ -6,8 +6,11 @@
 #define __VNPU_DRV_H__
 
 #include <linux/atomic.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
 #include <drm/drm_device.h>
+#include <drm/drm_mm.h>
 
 #include <drm/vnpu_accel.h>
 
@@ -22,6 +25,24 @@
 #define VNPU_MIN_VRAM_MB	16
 #define VNPU_MAX_VRAM_MB	(256 * 1024)
 #define VNPU_MAX_ENGINES	8
+#define VNPU_MIN_HOST_MB	16
+#define VNPU_MAX_HOST_MB	(256 * 1024)
+
+/**
+ * struct vnpu_region - one device-address range buffers are placed in
+ * @mm: the allocator of the range (offsets from @base)
+ * @base: first device address of the range
+ * @size: bytes in the range
+ * @used: bytes allocated from @mm
+ *
+ * Protected by &vnpu_device.mem_lock.
+ */
+struct vnpu_region {
+	struct drm_mm mm;
+	u64 base;
+	u64 size;
+	u64 used;
+};
 
 /**
  * struct vnpu_device - one virtual NPU
@@ -32,6 +53,18 @@
  * @num_copy_engines: copy engines of the device
  * @health: an &enum drm_vnpu_health; atomic because sysfs and ioctls read it
  *	without a lock while recovery changes it
+ * @mem_lock: protects @vram, @host, @vram_peak, @bo_count, @default_quota,
+ *	@procs and every &vnpu_process in it, and the fault-injection knobs
+ *	@fail_alloc_nth and @fail_alloc_above. One lock for all of them because
+ *	an allocation checks and charges them together.
+ * @vram: the emulated VRAM
+ * @host: the host-pinned (and imported) address range
+ * @vram_peak: highest @vram.used since load
+ * @bo_count: live buffers created on this device (not imports)
+ * @default_quota: hard and soft VRAM limit a new process starts with
+ * @procs: &vnpu_process entries, indexed by their struct pid pointer
+ * @fail_alloc_nth: debugfs: the Nth next buffer creation fails (0 = off)
+ * @fail_alloc_above: debugfs: creations larger than this fail (0 = off)
  *
  * The fixed facts (@index to @num_copy_engines) are set before the device
  * is registered and never change, so they need no lock.
@@ -43,6 +76,52 @@ struct vnpu_device {
 	u32 num_compute_engines;
 	u32 num_copy_engines;
 	atomic_t health;
+
+	struct mutex mem_lock; /* Protects the memory state listed above */
+	struct vnpu_region vram;
+	struct vnpu_region host;
+	u64 vram_peak;
+	u64 bo_count;
+	u64 default_quota;
+	struct xarray procs;
+	u32 fail_alloc_nth;
+	u64 fail_alloc_above;
+};
+
+/**
+ * struct vnpu_process - memory accounting of one process on one device
+ * @pid: the thread group (a reference is held)
+ * @refs: open files of the process, buffers charged to it, and one more
+ *	while @pinned; the entry is freed when it drops to zero
+ * @pinned: limits were set explicitly; kept until the process is gone
+ * @soft_limit: enforced VRAM limit in bytes, <= @hard_limit
+ * @hard_limit: ceiling for @soft_limit; only CAP_SYS_ADMIN raises it
+ * @used: VRAM bytes of the buffers charged to the process
+ * @peak: highest @used
+ * @bo_count: VRAM buffers charged to the process
+ * @host_used: host-pinned bytes of the buffers charged to the process
+ *
+ * Protected by &vnpu_device.mem_lock.
+ */
+struct vnpu_process {
+	struct pid *pid;
+	unsigned int refs;
+	bool pinned;
+	u64 soft_limit;
+	u64 hard_limit;
+	u64 used;
+	u64 peak;
+	u64 bo_count;
+	u64 host_used;
+};
+
+/**
+ * struct vnpu_file - per open file state
+ * @proc: accounting entry of the process that opened the file, held so
+ *	its limits live as long as it has the device open
+ */
+struct vnpu_file {
+	struct vnpu_process *proc;
 };
 
 static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
@@ -51,6 +130,7 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
 }
 
 int vnpu_device_numa_node(struct vnpu_device *vdev);
+u64 vnpu_region_largest_free(struct vnpu_device *vdev, struct vnpu_region *region);
 const char *vnpu_health_name(enum drm_vnpu_health health);
 
 extern const struct attribute_group *vnpu_sysfs_groups[];

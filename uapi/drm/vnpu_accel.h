@@ -35,13 +35,58 @@ extern "C" {
  * is not planned.
  */
 
+/**
+ * DOC: vnpu memory model
+ *
+ * Each device has two kinds of buffer, both GEM objects with a device
+ * address:
+ *
+ * - VRAM buffers live in the device's emulated memory, whose size is the
+ *   vram_size_mb module parameter. Their addresses lie in
+ *   [%DRM_VNPU_VRAM_BASE, %DRM_VNPU_VRAM_BASE + VRAM size). A real allocator
+ *   places them, so the memory fragments as on hardware. The host can map a
+ *   VRAM buffer only if it was created with %DRM_VNPU_BO_MAPPABLE (the
+ *   emulated BAR).
+ * - Host-pinned buffers (%DRM_VNPU_BO_HOST) live in system memory, always
+ *   mappable, with addresses in their own range starting at
+ *   %DRM_VNPU_HOST_BASE. Buffers imported from another device through a
+ *   dma-buf get addresses in this range too.
+ *
+ * Buffers are page-aligned; VRAM buffers of 64 KiB or more are 64 KiB
+ * aligned. Backing pages are allocated when a buffer is created and freed
+ * when its last user (handle, mapping, dma-buf) is gone.
+ *
+ * Each process (thread group) has a quota on VRAM per device, counted across
+ * all its open files: a hard limit that only CAP_SYS_ADMIN may raise, and a
+ * soft limit, the one enforced, that the process may move up to the hard
+ * one. An allocation over the soft limit fails with -EDQUOT; one that does
+ * not fit in the free VRAM fails with -ENOSPC.
+ */
+
 #define DRM_VNPU_UAPI_MAJOR 1
-#define DRM_VNPU_UAPI_MINOR 0
+#define DRM_VNPU_UAPI_MINOR 1
+
+/* Start of the VRAM device-address range. */
+#define DRM_VNPU_VRAM_BASE 0x100000000ULL
+/* Start of the host-pinned (and imported) device-address range. */
+#define DRM_VNPU_HOST_BASE 0x100000000000ULL
 
 #define DRM_VNPU_GET_PARAM 0x00
+#define DRM_VNPU_BO_CREATE 0x01
+#define DRM_VNPU_BO_INFO 0x02
+#define DRM_VNPU_QUOTA_GET 0x03
+#define DRM_VNPU_QUOTA_SET 0x04
 
 #define DRM_IOCTL_VNPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_GET_PARAM, struct drm_vnpu_get_param)
+#define DRM_IOCTL_VNPU_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_BO_CREATE, struct drm_vnpu_bo_create)
+#define DRM_IOCTL_VNPU_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_BO_INFO, struct drm_vnpu_bo_info)
+#define DRM_IOCTL_VNPU_QUOTA_GET \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUOTA_GET, struct drm_vnpu_quota)
+#define DRM_IOCTL_VNPU_QUOTA_SET \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUOTA_SET, struct drm_vnpu_quota)
 
 /**
  * enum drm_vnpu_param - device facts readable with DRM_IOCTL_VNPU_GET_PARAM
@@ -56,7 +101,11 @@ extern "C" {
  *	%DRM_VNPU_NUMA_NODE_NONE.
  * @DRM_VNPU_PARAM_HEALTH: current &enum drm_vnpu_health.
  * @DRM_VNPU_PARAM_CAPABILITIES: bitmask of DRM_VNPU_CAP_* (none defined in
- *	version 1.0, so 0).
+ *	version 1.1, so 0).
+ * @DRM_VNPU_PARAM_VRAM_USED: VRAM bytes allocated by all processes.
+ * @DRM_VNPU_PARAM_VRAM_LARGEST_FREE: largest contiguous free VRAM range in
+ *	bytes, the largest buffer that can be created now (fragmentation).
+ * @DRM_VNPU_PARAM_HOST_SIZE: size of the host-pinned address range in bytes.
  * @DRM_VNPU_PARAM_COUNT: number of params; not a param.
  */
 enum drm_vnpu_param {
@@ -68,6 +117,9 @@ enum drm_vnpu_param {
 	DRM_VNPU_PARAM_NUMA_NODE = 5,
 	DRM_VNPU_PARAM_HEALTH = 6,
 	DRM_VNPU_PARAM_CAPABILITIES = 7,
+	DRM_VNPU_PARAM_VRAM_USED = 8,
+	DRM_VNPU_PARAM_VRAM_LARGEST_FREE = 9,
+	DRM_VNPU_PARAM_HOST_SIZE = 10,
 	DRM_VNPU_PARAM_COUNT,
 };
 
@@ -100,6 +152,112 @@ struct drm_vnpu_get_param {
 	__u32 flags;
 	/** @value: out, the value of @param. */
 	__u64 value;
+};
+
+/* The buffer lives in host-pinned system memory instead of VRAM. */
+#define DRM_VNPU_BO_HOST 0x1u
+/* A VRAM buffer the host may mmap (host-pinned buffers always are). */
+#define DRM_VNPU_BO_MAPPABLE 0x2u
+/* Flags accepted by DRM_IOCTL_VNPU_BO_CREATE. */
+#define DRM_VNPU_BO_FLAGS (DRM_VNPU_BO_HOST | DRM_VNPU_BO_MAPPABLE)
+/* Reported by DRM_IOCTL_VNPU_BO_INFO: the buffer was imported (dma-buf). */
+#define DRM_VNPU_BO_IMPORTED 0x80000000u
+
+/**
+ * struct drm_vnpu_bo_create - create a buffer
+ *
+ * Errors: -EINVAL for @size 0, a size that overflows when rounded up to a
+ * page, a size larger than the whole region, unknown @flags,
+ * %DRM_VNPU_BO_MAPPABLE together with %DRM_VNPU_BO_HOST, or a non-zero
+ * @handle or @device_addr on input; -ENOSPC when the region has no free
+ * range large enough (full or fragmented); -EDQUOT when the buffer would
+ * take the calling process over its VRAM soft limit; -ENOMEM when the host
+ * cannot provide the backing pages (or fault injection says so).
+ */
+struct drm_vnpu_bo_create {
+	/** @size: in, bytes; rounded up to the buffer's alignment. */
+	__u64 size;
+	/** @flags: in, DRM_VNPU_BO_* creation flags. */
+	__u32 flags;
+	/** @handle: out, GEM handle of the new buffer; must be zero on input. */
+	__u32 handle;
+	/** @device_addr: out, device address; must be zero on input. */
+	__u64 device_addr;
+};
+
+/**
+ * struct drm_vnpu_bo_info - query a buffer
+ *
+ * Errors: -ENOENT for a handle the file does not hold; -EINVAL for non-zero
+ * @flags or @pad.
+ */
+struct drm_vnpu_bo_info {
+	/** @handle: in, GEM handle. */
+	__u32 handle;
+	/** @flags: in, reserved, must be zero. */
+	__u32 flags;
+	/** @size: out, size in bytes (after rounding). */
+	__u64 size;
+	/** @device_addr: out, device address. */
+	__u64 device_addr;
+	/**
+	 * @mmap_offset: out, offset to pass to mmap() on the device fd. mmap
+	 * of a VRAM buffer without %DRM_VNPU_BO_MAPPABLE fails with -EACCES;
+	 * a mapping larger than the buffer fails with -EINVAL.
+	 */
+	__u64 mmap_offset;
+	/** @bo_flags: out, DRM_VNPU_BO_* flags of the buffer. */
+	__u32 bo_flags;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/* No limit: the value of a limit that is not set. */
+#define DRM_VNPU_QUOTA_UNLIMITED (~0ULL)
+
+/* DRM_IOCTL_VNPU_QUOTA_SET: change the soft limit. */
+#define DRM_VNPU_QUOTA_SET_SOFT 0x1u
+/* DRM_IOCTL_VNPU_QUOTA_SET: change the hard limit. */
+#define DRM_VNPU_QUOTA_SET_HARD 0x2u
+#define DRM_VNPU_QUOTA_SET_FLAGS (DRM_VNPU_QUOTA_SET_SOFT | DRM_VNPU_QUOTA_SET_HARD)
+
+/**
+ * struct drm_vnpu_quota - a process's VRAM quota and usage on this device
+ *
+ * DRM_IOCTL_VNPU_QUOTA_GET reads the limits and usage of @pid (@flags must
+ * be zero). DRM_IOCTL_VNPU_QUOTA_SET changes the limits named in @flags and
+ * then returns the same as GET. A process that never used the device has
+ * the device's default limits (sysfs default_quota_bytes) and zero usage.
+ *
+ * Rules, as for setrlimit(): the soft limit may not exceed the hard limit;
+ * any process may lower its own hard limit; raising a hard limit, or
+ * changing the limits of another process, needs CAP_SYS_ADMIN. Limits
+ * below the current usage are allowed and block further allocations only.
+ *
+ * Errors: -EINVAL for unknown @flags, non-zero @pad, a soft limit above the
+ * hard limit; -EPERM for a change that needs CAP_SYS_ADMIN without it;
+ * -ESRCH when @pid names no process; -EPERM for reading another process
+ * without CAP_SYS_ADMIN.
+ */
+struct drm_vnpu_quota {
+	/** @pid: in, a process id, or 0 for the calling process. */
+	__s32 pid;
+	/** @flags: in, DRM_VNPU_QUOTA_SET_* for SET, zero for GET. */
+	__u32 flags;
+	/** @soft_limit: in (SET) / out, bytes or %DRM_VNPU_QUOTA_UNLIMITED. */
+	__u64 soft_limit;
+	/** @hard_limit: in (SET) / out, bytes or %DRM_VNPU_QUOTA_UNLIMITED. */
+	__u64 hard_limit;
+	/** @used: out, VRAM bytes the process's buffers hold now. */
+	__u64 used;
+	/** @peak: out, highest @used since the process first used the device. */
+	__u64 peak;
+	/** @bo_count: out, VRAM buffers the process holds. */
+	__u64 bo_count;
+	/** @host_used: out, host-pinned bytes (not limited by the quota). */
+	__u64 host_used;
+	/** @pad: must be zero. */
+	__u64 pad;
 };
 
 #if defined(__cplusplus)

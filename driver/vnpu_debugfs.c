@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ */
+
+/**
+ * DOC: vnpu debugfs
+ *
+ * Fault injection for testing error paths, in
+ * /sys/kernel/debug/accel/<minor>/, root only (0600):
+ *
+ * - fail_alloc_nth: write N > 0 and the Nth next buffer creation on the
+ *   device fails with -ENOMEM; the knob then reads 0 again. 0 turns it off.
+ * - fail_alloc_above: write a byte count and every buffer creation larger
+ *   than it fails with -ENOMEM until 0 is written.
+ */
+
+#include <linux/debugfs.h>
+
+#include "vnpu_debugfs.h"
+
+static int vnpu_fail_alloc_nth_get(void *data, u64 *val)
+{
+	struct vnpu_device *vdev = data;
+
+	mutex_lock(&vdev->mem_lock);
+	*val = vdev->fail_alloc_nth;
+	mutex_unlock(&vdev->mem_lock);
+	return 0;
+}
+
+static int vnpu_fail_alloc_nth_set(void *data, u64 val)
+{
+	struct vnpu_device *vdev = data;
+
+	if (val > U32_MAX)
+		return -EINVAL;
+	mutex_lock(&vdev->mem_lock);
+	vdev->fail_alloc_nth = val;
+	mutex_unlock(&vdev->mem_lock);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(vnpu_fail_alloc_nth_fops, vnpu_fail_alloc_nth_get,
+			 vnpu_fail_alloc_nth_set, "%llu\n");
+
+static int vnpu_fail_alloc_above_get(void *data, u64 *val)
+{
+	struct vnpu_device *vdev = data;
+
+	mutex_lock(&vdev->mem_lock);
+	*val = vdev->fail_alloc_above;
+	mutex_unlock(&vdev->mem_lock);
+	return 0;
+}
+
+static int vnpu_fail_alloc_above_set(void *data, u64 val)
+{
+	struct vnpu_device *vdev = data;
+
+	mutex_lock(&vdev->mem_lock);
+	vdev->fail_alloc_above = val;
+	mutex_unlock(&vdev->mem_lock);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(vnpu_fail_alloc_above_fops, vnpu_fail_alloc_above_get,
+			 vnpu_fail_alloc_above_set, "%llu\n");
+
+void vnpu_debugfs_init(struct vnpu_device *vdev)
+{
+	struct dentry *root = vdev->drm.debugfs_root;
+
+	debugfs_create_file_unsafe("fail_alloc_nth", 0600, root, vdev,
+				   &vnpu_fail_alloc_nth_fops);
+	debugfs_create_file_unsafe("fail_alloc_above", 0600, root, vdev,
+				   &vnpu_fail_alloc_above_fops);
+}
