@@ -43,7 +43,7 @@ if [ "$(id -u)" != 0 ] || grep -q '^vnpu ' /proc/modules; then
 	echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0"
 	exit 4
 fi
-echo "1..14"
+echo "1..16"
 
 # The module's own dependencies (drm, ...) must be there for its init to run.
 for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
@@ -54,6 +54,8 @@ refuses "num_devices=0" "num_devices=0 is out of range (1-16)"
 refuses "num_devices=17" "num_devices=17 is out of range (1-16)"
 refuses "vram_size_mb=15" "vram_size_mb=15 is out of range (16-262144)"
 refuses "vram_size_mb=262145" "vram_size_mb=262145 is out of range"
+refuses "host_size_mb=15" "host_size_mb=15 is out of range (16-262144)"
+refuses "host_size_mb=262145" "host_size_mb=262145 is out of range"
 refuses "compute_engines=0" "compute_engines=0 is out of range (1-8)"
 refuses "compute_engines=9" "compute_engines=9 is out of range"
 refuses "copy_engines=0" "copy_engines=0 is out of range (1-8)"
