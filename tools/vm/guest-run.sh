@@ -2,6 +2,7 @@
 # Run a test plan inside the vnpu test VM.
 #
 #   guest-run.sh PLAN OUTDIR
+#   guest-run.sh --check PLAN     (syntax check only; used by run-vm.sh)
 #
 # Started by tools/vm/init inside a chroot of the host's root filesystem, so
 # the host's bash, coreutils, kmod and test binaries are used unchanged.
@@ -49,7 +50,7 @@
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
-	echo "usage: $0 PLAN OUTDIR" >&2
+	echo "usage: $0 PLAN OUTDIR | $0 --check PLAN" >&2
 	exit 2
 fi
 plan=$1
@@ -63,6 +64,81 @@ checks=$out/vm-checks.log
 dmesg_bad='BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:|possible circular locking|sleeping function called from invalid context|Call Trace:|kmemleak:|hung_task|soft lockup|list_add corruption|ODEBUG:'
 # Taint bits that are expected for an unsigned out-of-tree module.
 taint_ok=$((4096 | 8192))
+
+# parse_plan PLAN ERRFUNC: fill op[], arg1[], arg2[] with the plan's
+# directives (group: NAME, "PARAMS..."; run: LABEL, COMMAND).  Every syntax
+# error is reported through ERRFUNC; returns 1 if there was any, so that a
+# typo is caught before anything runs.
+parse_plan() {
+	local file=$1 errf=$2 errors=0 n=0 line kw rest label cmd w cur=''
+	local -a words
+	local -A groups=() labels=()
+	local name_re='^[A-Za-z0-9_.+-]+$'
+	op=() arg1=() arg2=()
+	if [ ! -r "$file" ]; then
+		"$errf" "plan $file not readable"
+		return 1
+	fi
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		read -r kw rest <<< "$line"
+		case ${kw:-#} in
+		\#*) continue ;;
+		group)
+			read -r -a words <<< "$rest"
+			if [ ${#words[@]} -eq 0 ] || ! [[ ${words[0]} =~ $name_re ]]; then
+				"$errf" "plan line $n: bad or missing group name"
+				errors=$((errors + 1))
+				continue
+			fi
+			if [ -n "${groups[${words[0]}]:-}" ]; then
+				"$errf" "plan line $n: duplicate group ${words[0]}"
+				errors=$((errors + 1))
+			fi
+			for w in "${words[@]:1}"; do
+				case $w in
+				--no-module | [A-Za-z_]*=*) ;;
+				*)
+					"$errf" "plan line $n: bad group argument '$w' (want --no-module or PARAM=VALUE)"
+					errors=$((errors + 1))
+					;;
+				esac
+			done
+			cur=${words[0]}
+			groups[$cur]=1
+			op+=(group) arg1+=("$cur") arg2+=("${words[*]:1}")
+			;;
+		run)
+			read -r label cmd <<< "$rest"
+			if [ -z "$cur" ]; then
+				"$errf" "plan line $n: run before any group"
+				errors=$((errors + 1))
+			elif ! [[ ${label:-} =~ $name_re ]] || [ -z "${cmd:-}" ]; then
+				"$errf" "plan line $n: want: run LABEL COMMAND..."
+				errors=$((errors + 1))
+			elif [ -n "${labels[$cur/$label]:-}" ]; then
+				"$errf" "plan line $n: duplicate label $cur/$label"
+				errors=$((errors + 1))
+			else
+				labels[$cur/$label]=1
+				op+=(run) arg1+=("$label") arg2+=("$cmd")
+			fi
+			;;
+		*)
+			"$errf" "plan line $n: unknown directive '$kw'"
+			errors=$((errors + 1))
+			;;
+		esac
+	done < "$file"
+	[ "$errors" -eq 0 ]
+}
+
+stderr() { echo "$*" >&2; }
+if [ "$1" = --check ]; then
+	# Host-side syntax check (run-vm.sh), touches nothing.
+	parse_plan "$2" stderr
+	exit
+fi
 
 mkdir -p "$out" || exit 1
 : > "$checks" || exit 1
@@ -109,7 +185,8 @@ unload_module() {
 		if rmmod "$modname" 2>/dev/null; then
 			return 0
 		fi
-		[ -d "/sys/module/$modname" ] || return 0
+		[ -e "/sys/module/$modname/initstate" ] || return 0
+		[ "$i" -eq 1 ] && echo "$modname busy (refcnt $(cat "/sys/module/$modname/refcnt" 2>/dev/null)), retrying for 10s"
 		sleep 0.5
 	done
 	rmmod "$modname" # once more, showing the error
@@ -117,12 +194,12 @@ unload_module() {
 
 # load_module PARAMS...: dependencies via modprobe, then insmod.
 load_module() {
-	local deps dep
+	local deps dep before unknown
 	if [ ! -f "$ko" ]; then
 		echo "module file $ko not found"
 		return 1
 	fi
-	if [ -d "/sys/module/$modname/sections" ] || [ -e "/sys/module/$modname/initstate" ]; then
+	if [ -e "/sys/module/$modname/initstate" ]; then
 		echo "$modname still loaded from an earlier group, removing it"
 		unload_module || return 1
 	fi
@@ -130,25 +207,47 @@ load_module() {
 	for dep in ${deps//,/ }; do
 		modprobe "$dep" || { echo "modprobe $dep failed"; return 1; }
 	done
-	insmod "$ko" "$@"
+	before=$(dmesg | wc -l)
+	insmod "$ko" "$@" || return 1
+	# The kernel only warns about unknown parameters; a typo in the plan
+	# must not silently test the defaults.
+	unknown=$(dmesg | tail -n +"$((before + 1))" | grep -F "$modname: unknown parameter")
+	if [ -n "$unknown" ]; then
+		echo "$unknown"
+		unload_module
+		return 1
+	fi
+}
+
+# logged FILE CMD...: run CMD, show its output on the console and append it
+# to FILE (in order, before the check line that follows); keeps CMD's status.
+logged() {
+	local file=$1 text rc
+	shift
+	text=$("$@" 2>&1)
+	rc=$?
+	if [ -n "$text" ]; then
+		echo "$text"
+		echo "$text" >> "$file"
+	fi
+	return "$rc"
 }
 
 group='' group_loaded=0 group_skip=0
-declare -A seen_groups=() seen_labels=()
 
 end_group() {
 	[ -n "$group" ] || return 0
 	if [ "$group_loaded" = 1 ]; then
 		local rc
-		unload_module > >(tee -a "$out/$group/module.log") 2>&1
+		logged "$out/$group/module.log" unload_module
 		rc=$?
 		check "$rc" "unload $group"
-		[ "$rc" -eq 0 ] || dmesg | tail -n 20 | sed 's/^/# dmesg: /' | while IFS= read -r l; do emit "$l"; done
+		[ "$rc" -eq 0 ] || dmesg | tail -n 10 | sed 's/^/# dmesg: /' | while IFS= read -r l; do emit "$l"; done
 	fi
 	group='' group_loaded=0 group_skip=0
 }
 
-# start_group WORDS...
+# start_group NAME [--no-module] [PARAM=VALUE...]
 start_group() {
 	local name=$1 nomod=0 w rc
 	local -a params=()
@@ -156,28 +255,25 @@ start_group() {
 	for w in "$@"; do
 		case $w in
 		--no-module) nomod=1 ;;
-		*=*) params+=("$w") ;;
-		*) return 1 ;;
+		*) params+=("$w") ;;
 		esac
 	done
 	group=$name
-	seen_groups[$name]=1
 	mkdir -p "$out/$group"
 	if [ "$nomod" = 0 ]; then
-		echo "vnpu-vm: group $group: loading $ko ${params[*]}"
-		load_module "${params[@]}" > >(tee -a "$out/$group/module.log") 2>&1
+		echo "vnpu-vm: group $group: loading $ko${params[*]:+ ${params[*]}}"
+		logged "$out/$group/module.log" load_module "${params[@]}"
 		rc=$?
 		check "$rc" "load $group"
 		if [ "$rc" -eq 0 ]; then
 			group_loaded=1
 		else
 			group_skip=1
-			dmesg | tail -n 20 | sed 's/^/# dmesg: /' | while IFS= read -r l; do emit "$l"; done
+			dmesg | tail -n 10 | sed 's/^/# dmesg: /' | while IFS= read -r l; do emit "$l"; done
 		fi
 	else
 		echo "vnpu-vm: group $group (no module)"
 	fi
-	return 0
 }
 
 # run_cmd LABEL COMMAND-LINE
@@ -210,60 +306,30 @@ run_cmd() {
 }
 
 emit "TAP version 13"
-if ! mapfile -t lines < "$plan"; then
-	check 1 "plan $plan readable"
-	lines=()
+if ! parse_plan "$plan" diag; then
+	check 1 "plan $plan valid"
+	op=()
 fi
-plan_errors=0
-plan_error() {
-	plan_errors=$((plan_errors + 1))
-	diag "plan line $1: $2"
-}
-
-name_re='^[A-Za-z0-9_.+-]+$'
-for i in "${!lines[@]}"; do
-	lineno=$((i + 1))
-	line=${lines[$i]}
-	read -r kw rest <<< "$line"
-	case ${kw:-#} in
-	\#*) ;;
+for i in "${!op[@]}"; do
+	case ${op[$i]} in
 	group)
 		end_group
-		read -r -a words <<< "$rest"
-		if [ ${#words[@]} -eq 0 ] || ! [[ ${words[0]} =~ $name_re ]]; then
-			plan_error "$lineno" "bad or missing group name"
-		elif [ -n "${seen_groups[${words[0]}]:-}" ]; then
-			plan_error "$lineno" "duplicate group ${words[0]}"
-		elif ! start_group "${words[@]}"; then
-			plan_error "$lineno" "bad group argument (want --no-module or PARAM=VALUE)"
-		fi
+		read -r -a words <<< "${arg2[$i]}"
+		start_group "${arg1[$i]}" "${words[@]}"
 		;;
 	run)
-		read -r label cmd <<< "$rest"
-		if [ -z "$group" ]; then
-			plan_error "$lineno" "run outside a group"
-		elif ! [[ ${label:-} =~ $name_re ]] || [ -z "${cmd:-}" ]; then
-			plan_error "$lineno" "want: run LABEL COMMAND..."
-		elif [ -n "${seen_labels[$group/$label]:-}" ]; then
-			plan_error "$lineno" "duplicate label $group/$label"
-		else
-			seen_labels[$group/$label]=1
-			run_cmd "$label" "$cmd"
-		fi
-		;;
-	*)
-		plan_error "$lineno" "unknown directive '$kw'"
+		run_cmd "${arg1[$i]}" "${arg2[$i]}"
 		;;
 	esac
 done
 end_group
-if [ "$plan_errors" -gt 0 ]; then
-	check 1 "plan $plan valid ($plan_errors errors)"
-fi
 
 # Kernel health at the end of the run.
 if [ -w /sys/kernel/debug/kmemleak ]; then
-	# Only on kernels built with kmemleak: force a scan so leaks show up.
+	# Only on kernels built with kmemleak.  Objects younger than ~5 s are
+	# not reported, and a second scan confirms, as the kernel docs advise.
+	sleep 5
+	echo scan > /sys/kernel/debug/kmemleak
 	echo scan > /sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak > "$out/kmemleak.txt"
 	if [ -s "$out/kmemleak.txt" ]; then
@@ -271,7 +337,9 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	fi
 fi
 dmesg > "$out/dmesg.txt"
-bad=$(grep -E -- "$dmesg_bad" "$out/dmesg.txt")
+# kmemleak's own start-up lines are not findings.
+bad=$(grep -E -- "$dmesg_bad" "$out/dmesg.txt" |
+	grep -v -E 'kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread)')
 if [ -n "$bad" ]; then
 	head -n 20 <<< "$bad" | while IFS= read -r l; do diag "dmesg: $l"; done
 	check 1 "kernel log clean"

@@ -11,6 +11,8 @@
 # The image is rebuilt only when an input changes: a fingerprint of the
 # inputs is stored next to it in OUT.cpio.gz.stamp.
 set -euo pipefail
+# modprobe lives in /sbin, which is not on every PATH.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 usage() { echo "usage: $0 OUT.cpio.gz [KVER]" >&2; exit 2; }
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi

@@ -94,7 +94,8 @@ if [ -n "${VNPU_KO:-}" ]; then
 	ko=$(realpath -m "$VNPU_KO")
 	[[ $ko =~ $path_re ]] || die "VNPU_KO path '$ko' has unusable characters"
 fi
-# Fail before booting if a group needs a module that is not there.
+# Fail before booting on plan typos or a missing module.
+bash "$here/guest-run.sh" --check "$plan" || die "plan $plan has errors"
 if awk '$1 == "group" && !/--no-module/ { f = 1 } END { exit !f }' "$plan"; then
 	want_ko=${ko:-$repo/driver/vnpu.ko}
 	[ -f "$want_ko" ] || die "plan loads a module but $want_ko does not exist (build it first)"
@@ -122,7 +123,9 @@ cache=${VNPU_VM_CACHE:-$repo/build/vm}
 initrd=$cache/initramfs-$kver.cpio.gz
 "$here/mkinitramfs.sh" "$initrd" "$kver" || die "building the initramfs failed"
 
-append="console=ttyS0 quiet panic=-1"
+# loglevel=5 after quiet: keep boot chatter off the console but show
+# KERN_WARNING and worse (WARN() splats), so they are in console.log too.
+append="console=ttyS0 quiet loglevel=5 panic=-1"
 append+=" vnpuvm.repo=$repo vnpuvm.plan=$out/plan vnpuvm.out=$out"
 [ -n "$ko" ] && append+=" vnpuvm.ko=$ko"
 if [ -n "${VNPU_TEST_TIMEOUT:-}" ]; then
@@ -189,15 +192,23 @@ elif [ "$qrc" -ne 0 ]; then
 	reason="qemu exited with status $qrc"
 fi
 
-totals=$(grep -h '^# Totals:' "$out/vm-checks.log" 2>/dev/null | tail -n 1)
 if [ -n "$reason" ]; then
 	{
 		echo "----- last 60 console lines ($out/console.log) -----"
 		tail -n 60 "$out/console.log" | tr -d '\r'
 		echo "-----"
+		echo "run-vm: total ${total}s, boot-to-first-test ${boot:-n/a}${boot:+s}"
 		echo "run-vm: FAIL: $reason"
 	} >&2
 	exit 1
 fi
-echo "run-vm: PASS: vm-checks ${totals#\# }; boot-to-first-test ${boot:-n/a}s; total ${total}s" >&2
+# For information only: what the tests themselves reported (their pass/fail
+# is judged by whoever sums the "# Totals:" lines of OUTDIR/*/*.log).
+tests=$(cat "$out"/*/*.log 2>/dev/null | awk -F'[: ]+' '/^# Totals:/ {
+	for (i = 3; i < NF; i += 2) sum[$i] += $(i + 1); n++ }
+	END { printf "pass:%d fail:%d skip:%d error:%d (%d results lines)",
+		sum["pass"], sum["fail"], sum["skip"], sum["error"], n }')
+vmchecks=$(grep -h '^# Totals:' "$out/vm-checks.log" | tail -n 1)
+echo "run-vm: VM OK: vm-checks ${vmchecks#\# Totals: }; tests $tests" >&2
+echo "run-vm: boot-to-first-test ${boot:-n/a}${boot:+s}, total ${total}s" >&2
 exit 0
