@@ -39,6 +39,8 @@ RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module
+# Tests of the runtime link libvnpurt.
+RT_TESTS := $(BUILD)/selftests/vnpu_runtime
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 
 .PHONY: all module runtime tools selftests hosttests check demo lint install \
@@ -116,7 +118,13 @@ $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/
 
 # --- tests --------------------------------------------------------------------
 
-selftests: $(VM_TESTS)
+selftests: $(VM_TESTS) $(RT_TESTS)
+
+$(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h \
+		libruntime/include/vnpu.h $(RT_SO) $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
+		-L$(BUILD)/lib -lvnpurt -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)

@@ -19,6 +19,21 @@
 
 #include "runtime.h"
 
+static int vnpu_leak_report_locked(FILE *out, unsigned int *count);
+
+/*
+ * Runtime-wide state. @devices holds every vnpu device found, ordered by
+ * physical index; @visible maps logical indices to positions in @devices.
+ */
+struct vnpu_runtime {
+	unsigned int refcount;
+	int ever_initialized;
+	struct vnpu_rt_device *devices;
+	uint32_t num_devices;
+	uint32_t *visible;
+	uint32_t num_visible;
+};
+
 /* Protects every field of rt: init, finalize and queries may race. */
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vnpu_runtime rt;
@@ -87,8 +102,60 @@ static void close_devices(void)
 	for (uint32_t i = 0; i < rt.num_devices; i++)
 		close(rt.devices[i].fd);
 	free(rt.devices);
+	free(rt.visible);
 	rt.devices = NULL;
+	rt.visible = NULL;
 	rt.num_devices = 0;
+	rt.num_visible = 0;
+}
+
+/* Position in rt.devices of physical device @physical, or -1. */
+static int find_physical(unsigned long physical)
+{
+	for (uint32_t i = 0; i < rt.num_devices; i++)
+		if (rt.devices[i].physical_index == physical)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Applies VNPU_VISIBLE_DEVICES: strict, so a typo is an error instead of
+ * silently running on fewer or other devices.
+ */
+static int parse_visible_devices(void)
+{
+	const char *env = getenv("VNPU_VISIBLE_DEVICES");
+	const char *p = env;
+
+	rt.visible = calloc(rt.num_devices ? rt.num_devices : 1, sizeof(*rt.visible));
+	if (!rt.visible)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	if (!env) {
+		for (uint32_t i = 0; i < rt.num_devices; i++)
+			rt.visible[i] = i;
+		rt.num_visible = rt.num_devices;
+		return VNPU_SUCCESS;
+	}
+	while (*p) {
+		char *end;
+		unsigned long physical;
+		int pos;
+
+		if (*p < '0' || *p > '9')
+			return VNPU_ERROR_INVALID_CONFIG;
+		physical = strtoul(p, &end, 10);
+		pos = find_physical(physical);
+		if (pos < 0 || (*end && *end != ','))
+			return VNPU_ERROR_INVALID_CONFIG;
+		for (uint32_t i = 0; i < rt.num_visible; i++)
+			if (rt.visible[i] == (uint32_t)pos)
+				return VNPU_ERROR_INVALID_CONFIG;
+		rt.visible[rt.num_visible++] = (uint32_t)pos;
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			return VNPU_ERROR_INVALID_CONFIG;	/* trailing comma */
+	}
+	return VNPU_SUCCESS;
 }
 
 static int discover_devices(void)
@@ -134,36 +201,11 @@ static int discover_devices(void)
 		return status;
 	}
 	qsort(rt.devices, rt.num_devices, sizeof(*rt.devices), cmp_device);
-	return VNPU_SUCCESS;
-}
-
-int vnpu_init(unsigned int flags)
-{
-	int status = VNPU_SUCCESS;
-
-	if (flags)
-		return VNPU_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&rt_lock);
-	if (!rt.refcount)
-		status = discover_devices();
-	if (status == VNPU_SUCCESS) {
-		rt.refcount++;
-		rt.ever_initialized = 1;
-	}
-	pthread_mutex_unlock(&rt_lock);
-	return status;
-}
-
-int vnpu_finalize(void)
-{
-	int status = VNPU_SUCCESS;
-
-	pthread_mutex_lock(&rt_lock);
-	if (!rt.refcount)
-		status = rt.ever_initialized ? VNPU_ERROR_DEINITIALIZED : VNPU_ERROR_UNINITIALIZED;
-	else if (!--rt.refcount)
+	status = parse_visible_devices();
+	if (status == VNPU_SUCCESS && !rt.num_visible)
+		status = VNPU_ERROR_NO_DEVICE;
+	if (status != VNPU_SUCCESS)
 		close_devices();
-	pthread_mutex_unlock(&rt_lock);
 	return status;
 }
 
@@ -175,26 +217,110 @@ static int state_error_locked(void)
 	return rt.ever_initialized ? VNPU_ERROR_DEINITIALIZED : VNPU_ERROR_UNINITIALIZED;
 }
 
+int vnpu_init(unsigned int flags)
+{
+	int status = VNPU_SUCCESS;
+
+	if (flags)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	pthread_mutex_lock(&rt_lock);
+	if (!rt.refcount)
+		status = discover_devices();
+	if (status == VNPU_SUCCESS) {
+		rt.refcount++;
+		rt.ever_initialized = 1;
+		vnpu_log(VNPU_LOG_INFO, "init: %u of %u devices visible", rt.num_visible,
+			 rt.num_devices);
+	}
+	pthread_mutex_unlock(&rt_lock);
+	return vnpu_set_status(status);
+}
+
+static void collect_handle(struct vnpu_obj *obj, void *arg)
+{
+	uint64_t **cursor = arg;
+
+	*(*cursor)++ = obj->handle;
+}
+
+/* Destroys every live context; called by the last finalize. */
+static void destroy_all_contexts(void)
+{
+	uint64_t *handles, *cursor;
+	unsigned int n;
+
+	n = vnpu_handle_for_each(VNPU_OBJ_CONTEXT, NULL, NULL);
+	handles = calloc(n ? n : 1, sizeof(*handles));
+	if (!handles)
+		return;
+	cursor = handles;
+	/* Contexts cannot be created meanwhile: rt_lock is held. */
+	vnpu_handle_for_each(VNPU_OBJ_CONTEXT, collect_handle, &cursor);
+	for (uint64_t *h = handles; h < cursor; h++)
+		vnpu_obj_put(vnpu_handle_remove(*h, VNPU_OBJ_CONTEXT));
+	free(handles);
+}
+
+int vnpu_finalize(void)
+{
+	int status = VNPU_SUCCESS;
+	const char *report = getenv("VNPU_LEAK_REPORT");
+
+	pthread_mutex_lock(&rt_lock);
+	if (!rt.refcount) {
+		status = rt.ever_initialized ? VNPU_ERROR_DEINITIALIZED : VNPU_ERROR_UNINITIALIZED;
+	} else if (rt.refcount == 1) {
+		if (report && !strcmp(report, "1"))
+			vnpu_leak_report_locked(stderr, NULL);
+		destroy_all_contexts();
+		rt.refcount = 0;
+		close_devices();
+	} else {
+		rt.refcount--;
+	}
+	pthread_mutex_unlock(&rt_lock);
+	return vnpu_set_status(status);
+}
+
+int vnpu_rt_enter(void)
+{
+	int status;
+
+	pthread_mutex_lock(&rt_lock);
+	status = state_error_locked();
+	pthread_mutex_unlock(&rt_lock);
+	return status;
+}
+
+int vnpu_rt_device(uint32_t logical, struct vnpu_rt_device *dev)
+{
+	int status;
+
+	pthread_mutex_lock(&rt_lock);
+	status = state_error_locked();
+	if (status == VNPU_SUCCESS && logical >= rt.num_visible)
+		status = VNPU_ERROR_INVALID_VALUE;
+	if (status == VNPU_SUCCESS)
+		*dev = rt.devices[rt.visible[logical]];
+	pthread_mutex_unlock(&rt_lock);
+	return status;
+}
+
 int vnpu_device_count(uint32_t *count)
 {
 	int status;
 
 	if (!count)
-		return VNPU_ERROR_INVALID_VALUE;
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	pthread_mutex_lock(&rt_lock);
 	status = state_error_locked();
 	if (status == VNPU_SUCCESS)
-		*count = rt.num_devices;
+		*count = rt.num_visible;
 	pthread_mutex_unlock(&rt_lock);
-	return status;
+	return vnpu_set_status(status);
 }
 
-static int status_from_errno(int err)
-{
-	return err == -ENODEV ? VNPU_ERROR_DEVICE_LOST : VNPU_ERROR_DRIVER;
-}
-
-static int read_properties_locked(const struct vnpu_rt_device *dev,
+static int read_properties_locked(const struct vnpu_rt_device *dev, uint32_t logical,
 				  struct vnpu_device_properties *props)
 {
 	static const uint32_t params[] = {
@@ -208,9 +334,10 @@ static int read_properties_locked(const struct vnpu_rt_device *dev,
 		int ret = vnpu_get_param(dev->fd, params[i], &v[i]);
 
 		if (ret)
-			return status_from_errno(ret);
+			return vnpu_status_from_errno(ret);
 	}
 	memset(props, 0, sizeof(*props));
+	props->logical_index = logical;
 	snprintf(props->name, sizeof(props->name), "vnpu%u", dev->physical_index);
 	props->physical_index = dev->physical_index;
 	props->accel_minor = dev->accel_minor;
@@ -229,13 +356,53 @@ int vnpu_device_get_properties(uint32_t index, struct vnpu_device_properties *pr
 	int status;
 
 	if (!props)
-		return VNPU_ERROR_INVALID_VALUE;
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	pthread_mutex_lock(&rt_lock);
 	status = state_error_locked();
-	if (status == VNPU_SUCCESS && index >= rt.num_devices)
+	if (status == VNPU_SUCCESS && index >= rt.num_visible)
 		status = VNPU_ERROR_INVALID_VALUE;
 	if (status == VNPU_SUCCESS)
-		status = read_properties_locked(&rt.devices[index], props);
+		status = read_properties_locked(&rt.devices[rt.visible[index]], index, props);
 	pthread_mutex_unlock(&rt_lock);
-	return status;
+	return vnpu_set_status(status);
+}
+
+static void report_context(struct vnpu_obj *obj, void *arg)
+{
+	struct vnpu_ctx *ctx = (struct vnpu_ctx *)obj;
+	unsigned int *count = ((void **)arg)[1];
+	FILE *out = ((void **)arg)[0];
+	char where[128];
+
+	vnpu_describe_caller(obj->created_by, where, sizeof(where));
+	if (out)
+		fprintf(out, "vnpu: leak: context 0x%llx on device %u, created by %s\n",
+			(unsigned long long)obj->handle, ctx->device, where);
+	*count += 1 + vnpu_ctx_report_allocs(ctx, out);
+}
+
+/* Under rt_lock, so that finalize cannot run meanwhile. */
+static int vnpu_leak_report_locked(FILE *out, unsigned int *count)
+{
+	unsigned int total = 0;
+	void *arg[2] = { out, &total };
+
+	vnpu_handle_for_each(VNPU_OBJ_CONTEXT, report_context, arg);
+	if (out)
+		fprintf(out, "vnpu: leak report: %u live object%s\n", total, total == 1 ? "" : "s");
+	if (count)
+		*count = total;
+	return VNPU_SUCCESS;
+}
+
+int vnpu_leak_report(FILE *out, unsigned int *count)
+{
+	int status;
+
+	pthread_mutex_lock(&rt_lock);
+	status = state_error_locked();
+	if (status == VNPU_SUCCESS)
+		status = vnpu_leak_report_locked(out, count);
+	pthread_mutex_unlock(&rt_lock);
+	return vnpu_set_status(status);
 }

@@ -4,9 +4,10 @@
  *
  * Status names and plain-words explanations.
  */
+#include <errno.h>
 #include <stddef.h>
 
-#include "vnpu.h"
+#include "runtime.h"
 
 struct status_text {
 	int status;
@@ -22,12 +23,22 @@ static const struct status_text status_texts[] = {
 	  "the runtime was never initialized; call vnpu_init() first" },
 	{ VNPU_ERROR_DEINITIALIZED, "VNPU_ERROR_DEINITIALIZED",
 	  "the runtime was finalized; call vnpu_init() again before using it" },
+	{ VNPU_ERROR_INVALID_HANDLE, "VNPU_ERROR_INVALID_HANDLE",
+	  "the handle names no live object of that kind: it was destroyed, never created, or is of another type" },
+	{ VNPU_ERROR_INVALID_CONFIG, "VNPU_ERROR_INVALID_CONFIG",
+	  "an environment setting is malformed (VNPU_VISIBLE_DEVICES lists a device that does not exist, twice, or not a number); fix it" },
+	{ VNPU_ERROR_WRONG_CONTEXT, "VNPU_ERROR_WRONG_CONTEXT",
+	  "the object or memory belongs to another context or device than the one given; pass matching objects" },
 	{ VNPU_ERROR_NO_DEVICE, "VNPU_ERROR_NO_DEVICE",
 	  "no vnpu device found; load the module (modprobe vnpu) and check /dev/accel" },
 	{ VNPU_ERROR_OUT_OF_HOST_MEMORY, "VNPU_ERROR_OUT_OF_HOST_MEMORY",
 	  "the host ran out of memory; free memory or lower the load" },
 	{ VNPU_ERROR_PERMISSION_DENIED, "VNPU_ERROR_PERMISSION_DENIED",
 	  "a vnpu device exists but cannot be opened; join the render group or run make install for the udev rule" },
+	{ VNPU_ERROR_OUT_OF_DEVICE_MEMORY, "VNPU_ERROR_OUT_OF_DEVICE_MEMORY",
+	  "the device has no free range large enough (full or fragmented); free device memory or allocate less" },
+	{ VNPU_ERROR_QUOTA_EXCEEDED, "VNPU_ERROR_QUOTA_EXCEEDED",
+	  "this process would exceed its device-memory quota; free memory or raise the soft limit (up to the hard limit)" },
 	{ VNPU_ERROR_DEVICE_LOST, "VNPU_ERROR_DEVICE_LOST",
 	  "the device was unplugged or removed; restart the runtime once it is back" },
 	{ VNPU_ERROR_DRIVER, "VNPU_ERROR_DRIVER",
@@ -56,4 +67,48 @@ const char *vnpu_status_string(int status)
 	const struct status_text *t = find(status);
 
 	return t ? t->text : "unknown status code";
+}
+
+/* Last error of each thread, for vnpu_get_last_error(). */
+static _Thread_local int last_error;
+
+int vnpu_set_status(int status)
+{
+	if (status != VNPU_SUCCESS)
+		last_error = status;
+	return status;
+}
+
+int vnpu_get_last_error(void)
+{
+	int status = last_error;
+
+	last_error = VNPU_SUCCESS;
+	return status;
+}
+
+int vnpu_peek_last_error(void)
+{
+	return last_error;
+}
+
+int vnpu_status_from_errno(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case 0:
+		return VNPU_SUCCESS;
+	case ENODEV:
+		return VNPU_ERROR_DEVICE_LOST;
+	case ENOSPC:
+		return VNPU_ERROR_OUT_OF_DEVICE_MEMORY;
+	case EDQUOT:
+		return VNPU_ERROR_QUOTA_EXCEEDED;
+	case ENOMEM:
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	case EACCES:
+	case EPERM:
+		return VNPU_ERROR_PERMISSION_DENIED;
+	default:
+		return VNPU_ERROR_DRIVER;
+	}
 }

@@ -11,14 +11,16 @@
 #ifndef VNPU_H
 #define VNPU_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define VNPU_VERSION_MAJOR 0
-#define VNPU_VERSION_MINOR 1
+#define VNPU_VERSION_MINOR 2
 
 /**
  * enum vnpu_status - result of every runtime call
@@ -33,9 +35,14 @@ enum vnpu_status {
 	VNPU_ERROR_INVALID_VALUE = 100,
 	VNPU_ERROR_UNINITIALIZED = 101,
 	VNPU_ERROR_DEINITIALIZED = 102,
+	VNPU_ERROR_INVALID_HANDLE = 103,
+	VNPU_ERROR_INVALID_CONFIG = 104,
+	VNPU_ERROR_WRONG_CONTEXT = 105,
 	VNPU_ERROR_NO_DEVICE = 200,
 	VNPU_ERROR_OUT_OF_HOST_MEMORY = 201,
 	VNPU_ERROR_PERMISSION_DENIED = 202,
+	VNPU_ERROR_OUT_OF_DEVICE_MEMORY = 203,
+	VNPU_ERROR_QUOTA_EXCEEDED = 204,
 	VNPU_ERROR_DEVICE_LOST = 500,
 	VNPU_ERROR_DRIVER = 501,
 	VNPU_ERROR_DRIVER_VERSION = 502,
@@ -48,14 +55,35 @@ const char *vnpu_status_name(int status);
 const char *vnpu_status_string(int status);
 
 /**
+ * vnpu_get_last_error() - last error of the calling thread, then reset it
+ *
+ * Every call that fails records its status per thread. This returns the
+ * most recent one and resets it to VNPU_SUCCESS.
+ *
+ * Return: the last error status, or VNPU_SUCCESS if none since the reset.
+ */
+int vnpu_get_last_error(void);
+
+/** vnpu_peek_last_error() - like vnpu_get_last_error() without the reset. */
+int vnpu_peek_last_error(void);
+
+/**
  * vnpu_init() - start the runtime and find the vnpu devices
  * @flags: reserved, must be 0
  *
  * Counted: every successful vnpu_init() needs one vnpu_finalize(). The first
  * call opens every /dev/accel/accelN whose DRM driver is "vnpu".
  *
+ * The environment variable VNPU_VISIBLE_DEVICES, when set, lists the
+ * physical device indices the process sees, comma separated, in the order
+ * that gives their logical indices ("1,0" makes physical device 1 logical
+ * device 0). An entry that is not a number, names no device, or repeats
+ * makes vnpu_init() fail with VNPU_ERROR_INVALID_CONFIG; an empty value
+ * hides every device.
+ *
  * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for unknown @flags;
- * VNPU_ERROR_NO_DEVICE when no vnpu device is present;
+ * VNPU_ERROR_INVALID_CONFIG for a bad VNPU_VISIBLE_DEVICES;
+ * VNPU_ERROR_NO_DEVICE when no vnpu device is present (or visible);
  * VNPU_ERROR_PERMISSION_DENIED when a vnpu node exists but cannot be opened;
  * VNPU_ERROR_DRIVER_VERSION when the driver's uAPI major differs.
  */
@@ -64,7 +92,10 @@ int vnpu_init(unsigned int flags);
 /**
  * vnpu_finalize() - drop one vnpu_init() reference
  *
- * The last reference closes the devices. Calls made afterwards return
+ * The last reference closes the devices. If VNPU_LEAK_REPORT=1 is set, it
+ * first prints the leak report (see vnpu_leak_report()) to stderr. Objects
+ * still alive are destroyed (contexts close, their memory is released once
+ * the device no longer uses it). Calls made afterwards return
  * VNPU_ERROR_DEINITIALIZED until vnpu_init() is called again.
  *
  * Return: VNPU_SUCCESS, or VNPU_ERROR_UNINITIALIZED without a matching init.
@@ -90,6 +121,7 @@ enum vnpu_health {
 /**
  * struct vnpu_device_properties - facts about one device, read from the driver
  * @name: "vnpuN", N being @physical_index
+ * @logical_index: index the application uses (see VNPU_VISIBLE_DEVICES)
  * @physical_index: index of the device inside the driver
  * @accel_minor: N of /dev/accel/accelN
  * @uapi_major: major version of the driver's uAPI
@@ -102,6 +134,7 @@ enum vnpu_health {
  */
 struct vnpu_device_properties {
 	char name[32];
+	uint32_t logical_index;
 	uint32_t physical_index;
 	uint32_t accel_minor;
 	uint32_t uapi_major;
@@ -123,6 +156,174 @@ struct vnpu_device_properties {
  * VNPU_ERROR_DRIVER if the driver refused the query.
  */
 int vnpu_device_get_properties(uint32_t index, struct vnpu_device_properties *props);
+
+/**
+ * struct vnpu_context - a context handle
+ * @handle: opaque; 0 is never a valid context
+ *
+ * A context is the application's private part of one device: its own
+ * open file of the device, the memory allocated in it and (later) its
+ * streams. Handles carry a generation: a destroyed context's handle is
+ * rejected with VNPU_ERROR_INVALID_HANDLE, never reused.
+ */
+struct vnpu_context {
+	uint64_t handle;
+};
+
+/**
+ * vnpu_ctx_create() - create a context on a device
+ * @device: logical device index
+ * @flags: reserved, must be 0
+ * @ctx: out
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a bad @device, @flags
+ * or NULL @ctx; VNPU_ERROR_PERMISSION_DENIED if the device cannot be
+ * opened; VNPU_ERROR_OUT_OF_HOST_MEMORY; init state errors.
+ */
+int vnpu_ctx_create(uint32_t device, uint32_t flags, struct vnpu_context *ctx);
+
+/**
+ * vnpu_ctx_destroy() - destroy a context and everything in it
+ * @ctx: the context
+ * @flags: reserved, must be 0
+ *
+ * Frees every allocation of the context. Memory that queued device work
+ * still uses returns to the device only when that work is done: the
+ * driver holds it until then, so destroying without synchronizing is safe.
+ * A call using @ctx concurrently in another thread completes first.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_HANDLE for a stale or unknown
+ * handle; init state errors.
+ */
+int vnpu_ctx_destroy(struct vnpu_context ctx, uint32_t flags);
+
+/**
+ * vnpu_ctx_set_current() - make @ctx the calling thread's current context
+ * @ctx: a context, or { 0 } to clear
+ *
+ * Return: VNPU_SUCCESS or VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_ctx_set_current(struct vnpu_context ctx);
+
+/**
+ * vnpu_ctx_get_current() - the calling thread's current context
+ * @ctx: out; { 0 } if none was set or it was destroyed since
+ *
+ * Return: VNPU_SUCCESS or VNPU_ERROR_INVALID_VALUE for NULL @ctx.
+ */
+int vnpu_ctx_get_current(struct vnpu_context *ctx);
+
+/**
+ * vnpu_ctx_get_device() - the logical device of a context
+ * @ctx: the context
+ * @device: out
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_HANDLE or VNPU_ERROR_INVALID_VALUE.
+ */
+int vnpu_ctx_get_device(struct vnpu_context ctx, uint32_t *device);
+
+/**
+ * vnpu_malloc() - allocate device memory (VRAM)
+ * @ctx: the context that owns the allocation
+ * @size: bytes, > 0; the driver rounds up to a page
+ * @flags: reserved, must be 0
+ * @devptr: out, the device address
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for size 0, a size larger
+ * than the device, bad @flags or NULL @devptr; VNPU_ERROR_OUT_OF_DEVICE_MEMORY
+ * when no free range is large enough (full or fragmented);
+ * VNPU_ERROR_QUOTA_EXCEEDED when the process's device-memory quota would
+ * be exceeded; VNPU_ERROR_INVALID_HANDLE; VNPU_ERROR_DEVICE_LOST.
+ */
+int vnpu_malloc(struct vnpu_context ctx, uint64_t size, uint32_t flags, uint64_t *devptr);
+
+/**
+ * vnpu_free() - free device memory from vnpu_malloc()
+ * @ctx: the context that allocated it
+ * @devptr: the address vnpu_malloc() returned
+ *
+ * Safe while queued device work still uses the memory: it returns to the
+ * device when that work is done.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when @devptr is not the
+ * start of a device allocation of @ctx; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_free(struct vnpu_context ctx, uint64_t devptr);
+
+/**
+ * vnpu_malloc_host() - allocate host-pinned memory the device can reach
+ * @ctx: the context that owns the allocation
+ * @size: bytes, > 0
+ * @flags: reserved, must be 0
+ * @ptr: out, host address of the memory
+ *
+ * Host-pinned memory is the fast path for copies between host and device.
+ *
+ * Return: as vnpu_malloc(), except that the quota does not apply.
+ */
+int vnpu_malloc_host(struct vnpu_context ctx, size_t size, uint32_t flags, void **ptr);
+
+/**
+ * vnpu_free_host() - free memory from vnpu_malloc_host()
+ * @ctx: the context that allocated it
+ * @ptr: the pointer vnpu_malloc_host() returned
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when @ptr is not the start
+ * of a host-pinned allocation of @ctx; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_free_host(struct vnpu_context ctx, void *ptr);
+
+/**
+ * struct vnpu_mem_info - device memory as the driver reports it
+ * @total: device memory in bytes
+ * @free: bytes not allocated by anyone
+ * @largest_free: largest allocation that can succeed now (fragmentation)
+ * @process_used: bytes allocated by this process on the device
+ * @process_peak: highest @process_used
+ * @soft_limit: this process's enforced quota, UINT64_MAX for none
+ * @hard_limit: ceiling of @soft_limit, UINT64_MAX for none
+ */
+struct vnpu_mem_info {
+	uint64_t total;
+	uint64_t free;
+	uint64_t largest_free;
+	uint64_t process_used;
+	uint64_t process_peak;
+	uint64_t soft_limit;
+	uint64_t hard_limit;
+};
+
+/**
+ * vnpu_mem_get_info() - device memory of @ctx's device and this process's use
+ * @ctx: a context of the device
+ * @info: out
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_HANDLE, VNPU_ERROR_INVALID_VALUE,
+ * VNPU_ERROR_DEVICE_LOST.
+ */
+int vnpu_mem_get_info(struct vnpu_context ctx, struct vnpu_mem_info *info);
+
+/**
+ * vnpu_mem_set_soft_limit() - set this process's device-memory quota
+ * @ctx: a context of the device
+ * @bytes: new soft limit, at most the hard limit; UINT64_MAX for none
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when @bytes is above the
+ * hard limit; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_mem_set_soft_limit(struct vnpu_context ctx, uint64_t bytes);
+
+/**
+ * vnpu_leak_report() - list the objects still alive
+ * @out: where to print, e.g. stderr; NULL prints nothing
+ * @count: out, number of live contexts and allocations; may be NULL
+ *
+ * Prints one line per live context and allocation with the function that
+ * created it.
+ *
+ * Return: VNPU_SUCCESS or init state errors.
+ */
+int vnpu_leak_report(FILE *out, unsigned int *count);
 
 #ifdef __cplusplus
 }

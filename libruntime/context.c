@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Contexts. Each context opens the device anew, so the driver sees it as
+ * its own client: its buffers, accounting and (later) queues belong to that
+ * file, and closing the file is the driver's safe teardown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+/* The calling thread's current context; may go stale, checked on use. */
+static _Thread_local struct vnpu_context current_ctx;
+
+static void ctx_release(struct vnpu_obj *obj)
+{
+	struct vnpu_ctx *ctx = (struct vnpu_ctx *)obj;
+
+	vnpu_log(VNPU_LOG_INFO, "context 0x%llx destroyed", (unsigned long long)obj->handle);
+	vnpu_ctx_free_allocs(ctx);
+	/* The driver keeps what queued work still uses until that work is done. */
+	close(ctx->fd);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+int vnpu_ctx_get(struct vnpu_context handle, struct vnpu_ctx **ctx)
+{
+	int status = vnpu_rt_enter();
+	struct vnpu_obj *obj;
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_CONTEXT);
+	if (!obj)
+		return VNPU_ERROR_INVALID_HANDLE;
+	*ctx = (struct vnpu_ctx *)obj;
+	return VNPU_SUCCESS;
+}
+
+void vnpu_ctx_put(struct vnpu_ctx *ctx)
+{
+	vnpu_obj_put(&ctx->obj);
+}
+
+static int open_device(uint32_t device, int *fd)
+{
+	struct vnpu_rt_device dev;
+	char path[64];
+	int status = vnpu_rt_device(device, &dev);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	snprintf(path, sizeof(path), "/dev/accel/accel%u", dev.accel_minor);
+	*fd = open(path, O_RDWR | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT || errno == ENXIO ? VNPU_ERROR_DEVICE_LOST
+							 : vnpu_status_from_errno(errno);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_create(uint32_t device, uint32_t flags, struct vnpu_context *out)
+{
+	void *caller = __builtin_return_address(0);
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (!out || flags)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
+	status = open_device(device, &ctx->fd);
+	if (status != VNPU_SUCCESS) {
+		free(ctx);
+		return vnpu_set_status(status);
+	}
+	pthread_mutex_init(&ctx->lock, NULL);
+	ctx->device = device;
+	ctx->obj.release = ctx_release;
+	ctx->obj.created_by = caller;
+	status = vnpu_handle_alloc(&ctx->obj, VNPU_OBJ_CONTEXT);
+	if (status != VNPU_SUCCESS) {
+		close(ctx->fd);
+		pthread_mutex_destroy(&ctx->lock);
+		free(ctx);
+		return vnpu_set_status(status);
+	}
+	out->handle = ctx->obj.handle;
+	vnpu_log(VNPU_LOG_INFO, "context 0x%llx created on device %u",
+		 (unsigned long long)out->handle, device);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)
+{
+	int status = vnpu_rt_enter();
+	struct vnpu_obj *obj;
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	if (flags)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_CONTEXT);
+	if (!obj)
+		return vnpu_set_status(VNPU_ERROR_INVALID_HANDLE);
+	if (current_ctx.handle == handle.handle)
+		current_ctx.handle = 0;
+	/* Calls still using the context in other threads hold their own reference. */
+	vnpu_obj_put(obj);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_set_current(struct vnpu_context handle)
+{
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (!handle.handle) {
+		current_ctx.handle = 0;
+		return VNPU_SUCCESS;
+	}
+	status = vnpu_ctx_get(handle, &ctx);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	current_ctx = handle;
+	vnpu_ctx_put(ctx);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_get_current(struct vnpu_context *out)
+{
+	struct vnpu_ctx *ctx;
+
+	if (!out)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	/* A context destroyed by another thread is no longer current. */
+	if (current_ctx.handle && vnpu_ctx_get(current_ctx, &ctx) == VNPU_SUCCESS) {
+		vnpu_ctx_put(ctx);
+		*out = current_ctx;
+	} else {
+		current_ctx.handle = 0;
+		out->handle = 0;
+	}
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_get_device(struct vnpu_context handle, uint32_t *device)
+{
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (!device)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = vnpu_ctx_get(handle, &ctx);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	*device = ctx->device;
+	vnpu_ctx_put(ctx);
+	return VNPU_SUCCESS;
+}
