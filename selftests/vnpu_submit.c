@@ -7,7 +7,9 @@
  * and timeline), every bad input, and teardown with jobs in flight.
  */
 #include <linux/capability.h>
+#include <limits.h>
 #include <linux/sync_file.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -131,6 +133,28 @@ static int syncobj_timeline_wait(int fd, uint32_t handle, uint64_t point,
 	};
 
 	return ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w) ? -errno : 0;
+}
+
+/* A sync_file fd holding a binary syncobj's fence, or -errno. */
+static int syncobj_export(int fd, uint32_t handle)
+{
+	struct drm_syncobj_handle h = {
+		.handle = handle,
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+	};
+
+	return ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h) ? -errno : h.fd;
+}
+
+/* Waits for a sync_file; returns its status (1 signalled, <0 error). */
+static int sync_file_wait(int sf, int timeout_ms)
+{
+	struct pollfd p = { .fd = sf, .events = POLLIN };
+	struct sync_file_info info = {};
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return 0;
+	return ioctl(sf, SYNC_IOC_FILE_INFO, &info) ? -1000 - errno : info.status;
 }
 
 /* Status of a binary syncobj's fence: 1 signalled, 0 pending, <0 its error. */
@@ -663,6 +687,81 @@ TEST_F(submit, job_timeout_fails_the_job)
 	EXPECT_EQ(1, syncobj_status(self->fd, done));
 	EXPECT_EQ(0x1234, *(uint32_t *)self->host.map);
 	EXPECT_LT(now_ns() - start, 5000000000ULL);
+}
+
+/* Writes @dev to /sys/bus/platform/drivers/vnpu/@what (bind or unbind). */
+static int driver_write(const char *what, const char *dev)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/bus/platform/drivers/vnpu/%s", what);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, dev, strlen(dev)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Unplug with jobs running and queued: every fence signals with -ENODEV,
+ * ioctls fail with -ENODEV, mappings stay readable, and once the file is
+ * closed the device can be bound again. Runs last: it rebinds device 0.
+ */
+TEST(zz_unplug_with_jobs_in_flight)
+{
+	struct drm_vnpu_cmd slow[] = { cmd_delay(DRM_VNPU_MAX_DELAY_NS / 2) };
+	char dir[256], real[PATH_MAX], *name;
+	uint32_t q = 0, first, last;
+	int first_sf, last_sf;
+	uint64_t v = 0, start;
+	struct buf b;
+	int fd = vnpu_open_nth(0);
+
+	if (fd < 0)
+		SKIP(return, "no vnpu device");
+	ASSERT_EQ(0, vnpu_sysfs_dir(fd, dir, sizeof(dir)));
+	*strrchr(dir, '/') = '\0';
+	ASSERT_NE(NULL, realpath(dir, real));
+	name = strrchr(real, '/') + 1;
+	ASSERT_EQ(0, buf_create(fd, 64 << 10, DRM_VNPU_BO_HOST, &b));
+	ASSERT_EQ(0, _queue_create(fd, DRM_VNPU_ENGINE_COMPUTE, DRM_VNPU_PRIORITY_NORMAL, 0,
+				   &q));
+	first = syncobj_create(fd, 0);
+	last = syncobj_create(fd, 0);
+	ASSERT_EQ(0, submit_cmds(fd, q, slow, 1, NULL, 0, first, 0));
+	ASSERT_EQ(0, submit_slow_jobs(fd, q, &b, 50, last));
+	/* Syncobj ioctls fail after unplug too: hold the fences as sync files. */
+	first_sf = syncobj_export(fd, first);
+	last_sf = syncobj_export(fd, last);
+	ASSERT_LE(0, first_sf);
+	ASSERT_LE(0, last_sf);
+	usleep(50000);
+
+	start = now_ns();
+	ASSERT_EQ(0, driver_write("unbind", name));
+	EXPECT_EQ(-ENODEV, sync_file_wait(first_sf, 5000));
+	EXPECT_EQ(-ENODEV, sync_file_wait(last_sf, 5000));
+	EXPECT_LT(now_ns() - start, 3000000000ULL);
+	close(first_sf);
+	close(last_sf);
+	EXPECT_EQ(-ENODEV, syncobj_wait(fd, first, 0));
+	EXPECT_EQ(-ENODEV, _vnpu_get_param(fd, DRM_VNPU_PARAM_VRAM_USED, 0, &v));
+	EXPECT_EQ(-ENODEV, submit_slow_jobs(fd, q, &b, 1, 0));
+	EXPECT_EQ(-ENODEV, _queue_create(fd, 0, 0, 0, &q));
+	EXPECT_EQ(-ENODEV, _queue_destroy(fd, q));
+	*(volatile uint32_t *)b.map = 1;
+	buf_destroy(fd, &b);
+	close(fd);
+
+	ASSERT_EQ(0, driver_write("bind", name));
+	fd = vnpu_open_nth(0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, _vnpu_get_param(fd, DRM_VNPU_PARAM_VRAM_USED, 0, &v));
+	EXPECT_EQ(0, v);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
