@@ -38,7 +38,8 @@ RT_A := $(BUILD)/lib/libvnpurt.a
 RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
-VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module
+VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
+	$(BUILD)/selftests/vnpu_submit
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime
 HOST_TESTS := $(BUILD)/host/ksft_totals_test

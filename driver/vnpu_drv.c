@@ -30,8 +30,10 @@
 #include "vnpu_compat.h"
 #include "vnpu_debugfs.h"
 #include "vnpu_drv.h"
+#include "vnpu_engine.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
+#include "vnpu_queue.h"
 
 static unsigned int vnpu_num_devices = 1;
 module_param_named(num_devices, vnpu_num_devices, uint, 0444);
@@ -54,6 +56,16 @@ MODULE_PARM_DESC(compute_engines, "Compute engines per NPU (1-8, default 2)");
 static unsigned int vnpu_copy_engines = 1;
 module_param_named(copy_engines, vnpu_copy_engines, uint, 0444);
 MODULE_PARM_DESC(copy_engines, "Copy engines per NPU (1-8, default 1)");
+
+static unsigned int vnpu_job_timeout_ms = 10000;
+module_param_named(job_timeout_ms, vnpu_job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "Time a job may run before it is aborted, in ms (1-3600000, default 10000)");
+
+static unsigned int vnpu_max_queues_per_process = 64;
+module_param_named(max_queues_per_process, vnpu_max_queues_per_process, uint, 0444);
+MODULE_PARM_DESC(max_queues_per_process,
+		 "Queues one process may have per NPU (1-4096, default 64)");
 
 static int vnpu_numa_node[VNPU_MAX_DEVICES] = {
 	[0 ... VNPU_MAX_DEVICES - 1] = NUMA_NO_NODE
@@ -125,6 +137,9 @@ static int vnpu_get_param_value(struct vnpu_device *vdev, u32 param, u64 *value)
 	case DRM_VNPU_PARAM_HOST_SIZE:
 		*value = vdev->host.size;
 		return 0;
+	case DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS:
+		*value = vdev->max_queues;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -179,12 +194,33 @@ static int vnpu_quota_set_ioctl_enter(struct drm_device *drm, void *data,
 	return vnpu_ioctl_enter(drm, data, file, vnpu_quota_set_ioctl);
 }
 
+static int vnpu_queue_create_ioctl_enter(struct drm_device *drm, void *data,
+					 struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_queue_create_ioctl);
+}
+
+static int vnpu_queue_destroy_ioctl_enter(struct drm_device *drm, void *data,
+					  struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_queue_destroy_ioctl);
+}
+
+static int vnpu_submit_ioctl_enter(struct drm_device *drm, void *data,
+				   struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_submit_ioctl);
+}
+
 static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_get_param_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_bo_create_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_BO_INFO, vnpu_bo_info_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_QUOTA_GET, vnpu_quota_get_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_QUOTA_SET, vnpu_quota_set_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_CREATE, vnpu_queue_create_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_DESTROY, vnpu_queue_destroy_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_submit_ioctl_enter, 0),
 };
 
 /*
@@ -197,6 +233,9 @@ static const u16 vnpu_ioctl_min_size[] = {
 	[DRM_VNPU_BO_INFO] = sizeof(struct drm_vnpu_bo_info),
 	[DRM_VNPU_QUOTA_GET] = sizeof(struct drm_vnpu_quota),
 	[DRM_VNPU_QUOTA_SET] = sizeof(struct drm_vnpu_quota),
+	[DRM_VNPU_QUEUE_CREATE] = sizeof(struct drm_vnpu_queue_create),
+	[DRM_VNPU_QUEUE_DESTROY] = sizeof(struct drm_vnpu_queue_destroy),
+	[DRM_VNPU_SUBMIT] = sizeof(struct drm_vnpu_submit),
 };
 
 static_assert(ARRAY_SIZE(vnpu_ioctl_min_size) == ARRAY_SIZE(vnpu_drm_ioctls));
@@ -290,6 +329,7 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 		kfree(vfile);
 		return -ENOMEM;
 	}
+	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = vfile;
 	return 0;
 }
@@ -298,6 +338,8 @@ static void vnpu_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct vnpu_device *vdev = to_vnpu_device(drm);
 	struct vnpu_file *vfile = file->driver_priv;
+
+	vnpu_queues_release(vdev, vfile);
 
 	mutex_lock(&vdev->mem_lock);
 	vnpu_process_put_locked(vdev, vfile->proc);
@@ -338,6 +380,7 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	vdev->vram_size = (u64)vnpu_vram_size_mb << 20;
 	vdev->num_compute_engines = vnpu_compute_engines;
 	vdev->num_copy_engines = vnpu_copy_engines;
+	vdev->max_queues = vnpu_max_queues_per_process;
 	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
 	platform_set_drvdata(pdev, vdev);
 
@@ -346,6 +389,9 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 	ret = vnpu_mem_init(vdev, (u64)vnpu_host_size_mb << 20);
+	if (ret)
+		return ret;
+	ret = vnpu_engines_init(vdev, vnpu_job_timeout_ms);
 	if (ret)
 		return ret;
 
@@ -364,7 +410,9 @@ static void vnpu_platform_remove(struct platform_device *pdev)
 {
 	struct vnpu_device *vdev = platform_get_drvdata(pdev);
 
+	/* No ioctl runs past this point, so no job can be submitted. */
 	drm_dev_unplug(&vdev->drm);
+	vnpu_engines_unplug(vdev);
 }
 
 static struct platform_driver vnpu_platform_driver = {
@@ -396,7 +444,11 @@ static int vnpu_check_params(void)
 				 VNPU_MIN_HOST_MB, VNPU_MAX_HOST_MB) ||
 	    !vnpu_param_in_range("compute_engines", vnpu_compute_engines,
 				 1, VNPU_MAX_ENGINES) ||
-	    !vnpu_param_in_range("copy_engines", vnpu_copy_engines, 1, VNPU_MAX_ENGINES))
+	    !vnpu_param_in_range("copy_engines", vnpu_copy_engines, 1, VNPU_MAX_ENGINES) ||
+	    !vnpu_param_in_range("job_timeout_ms", vnpu_job_timeout_ms, 1,
+				 VNPU_MAX_TIMEOUT_MS) ||
+	    !vnpu_param_in_range("max_queues_per_process", vnpu_max_queues_per_process, 1,
+				 VNPU_MAX_QUEUES))
 		return -EINVAL;
 
 	if (vnpu_numa_node_count > vnpu_num_devices) {
@@ -463,9 +515,12 @@ static int __init vnpu_init(void)
 	if (ret)
 		return ret;
 
-	ret = platform_driver_register(&vnpu_platform_driver);
+	ret = vnpu_exec_init();
 	if (ret)
 		return ret;
+	ret = platform_driver_register(&vnpu_platform_driver);
+	if (ret)
+		goto err_exec_exit;
 
 	for (i = 0; i < vnpu_num_devices; i++) {
 		ret = vnpu_register_device(i);
@@ -477,6 +532,8 @@ static int __init vnpu_init(void)
 err_unregister_devices:
 	vnpu_unregister_devices();
 	platform_driver_unregister(&vnpu_platform_driver);
+err_exec_exit:
+	vnpu_exec_exit();
 	return ret;
 }
 
@@ -484,6 +541,7 @@ static void __exit vnpu_exit(void)
 {
 	vnpu_unregister_devices();
 	platform_driver_unregister(&vnpu_platform_driver);
+	vnpu_exec_exit();
 }
 
 module_init(vnpu_init);

@@ -11,6 +11,7 @@
 #include <linux/xarray.h>
 #include <drm/drm_device.h>
 #include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
 
 #include <drm/vnpu_accel.h>
 
@@ -27,6 +28,11 @@
 #define VNPU_MAX_ENGINES	8
 #define VNPU_MIN_HOST_MB	16
 #define VNPU_MAX_HOST_MB	(256 * 1024)
+#define VNPU_MAX_QUEUES		4096
+#define VNPU_MAX_TIMEOUT_MS	(3600 * 1000)
+#define VNPU_ENGINE_CLASSES	2
+
+struct vnpu_engine;
 
 /**
  * struct vnpu_region - one device-address range buffers are placed in
@@ -65,6 +71,11 @@ struct vnpu_region {
  * @procs: &vnpu_process entries, indexed by their struct pid pointer
  * @fail_alloc_nth: debugfs: the Nth next buffer creation fails (0 = off)
  * @fail_alloc_above: debugfs: creations larger than this fail (0 = off)
+ * @max_queues: queues one process may have on the device
+ * @engines: the compute engines, then the copy engines
+ * @num_engines: entries in @engines that are initialised
+ * @scheds: the schedulers of each engine class (DRM_VNPU_ENGINE_*), the
+ *	list a queue's entity is spread over
  *
  * The fixed facts (@index to @num_copy_engines) are set before the device
  * is registered and never change, so they need no lock.
@@ -86,6 +97,11 @@ struct vnpu_device {
 	struct xarray procs;
 	u32 fail_alloc_nth;
 	u64 fail_alloc_above;
+
+	u32 max_queues;
+	struct vnpu_engine *engines;
+	u32 num_engines;
+	struct drm_gpu_scheduler *scheds[VNPU_ENGINE_CLASSES][VNPU_MAX_ENGINES];
 };
 
 /**
@@ -100,6 +116,7 @@ struct vnpu_device {
  * @peak: highest @used
  * @bo_count: VRAM buffers charged to the process
  * @host_used: host-pinned bytes of the buffers charged to the process
+ * @queue_count: queues the process has on the device, across its files
  *
  * Protected by &vnpu_device.mem_lock.
  */
@@ -113,15 +130,18 @@ struct vnpu_process {
 	u64 peak;
 	u64 bo_count;
 	u64 host_used;
+	u32 queue_count;
 };
 
 /**
  * struct vnpu_file - per open file state
  * @proc: accounting entry of the process that opened the file, held so
  *	its limits live as long as it has the device open
+ * @queues: the file's &vnpu_queue, by id; the xarray's own lock protects it
  */
 struct vnpu_file {
 	struct vnpu_process *proc;
+	struct xarray queues;
 };
 
 static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)

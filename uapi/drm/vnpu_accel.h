@@ -64,7 +64,7 @@ extern "C" {
  */
 
 #define DRM_VNPU_UAPI_MAJOR 1
-#define DRM_VNPU_UAPI_MINOR 1
+#define DRM_VNPU_UAPI_MINOR 2
 
 /* Start of the VRAM device-address range. */
 #define DRM_VNPU_VRAM_BASE 0x100000000ULL
@@ -76,6 +76,9 @@ extern "C" {
 #define DRM_VNPU_BO_INFO 0x02
 #define DRM_VNPU_QUOTA_GET 0x03
 #define DRM_VNPU_QUOTA_SET 0x04
+#define DRM_VNPU_QUEUE_CREATE 0x05
+#define DRM_VNPU_QUEUE_DESTROY 0x06
+#define DRM_VNPU_SUBMIT 0x07
 
 #define DRM_IOCTL_VNPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_GET_PARAM, struct drm_vnpu_get_param)
@@ -87,6 +90,12 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUOTA_GET, struct drm_vnpu_quota)
 #define DRM_IOCTL_VNPU_QUOTA_SET \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUOTA_SET, struct drm_vnpu_quota)
+#define DRM_IOCTL_VNPU_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUEUE_CREATE, struct drm_vnpu_queue_create)
+#define DRM_IOCTL_VNPU_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VNPU_QUEUE_DESTROY, struct drm_vnpu_queue_destroy)
+#define DRM_IOCTL_VNPU_SUBMIT \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_VNPU_SUBMIT, struct drm_vnpu_submit)
 
 /**
  * enum drm_vnpu_param - device facts readable with DRM_IOCTL_VNPU_GET_PARAM
@@ -106,6 +115,8 @@ extern "C" {
  * @DRM_VNPU_PARAM_VRAM_LARGEST_FREE: largest contiguous free VRAM range in
  *	bytes, the largest buffer that can be created now (fragmentation).
  * @DRM_VNPU_PARAM_HOST_SIZE: size of the host-pinned address range in bytes.
+ * @DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS: queues one process may have on
+ *	the device at a time, across all its open files (since 1.2).
  * @DRM_VNPU_PARAM_COUNT: number of params; not a param.
  */
 enum drm_vnpu_param {
@@ -120,6 +131,7 @@ enum drm_vnpu_param {
 	DRM_VNPU_PARAM_VRAM_USED = 8,
 	DRM_VNPU_PARAM_VRAM_LARGEST_FREE = 9,
 	DRM_VNPU_PARAM_HOST_SIZE = 10,
+	DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS = 11,
 	DRM_VNPU_PARAM_COUNT,
 };
 
@@ -256,6 +268,180 @@ struct drm_vnpu_quota {
 	__u64 bo_count;
 	/** @host_used: out, host-pinned bytes (not limited by the quota). */
 	__u64 host_used;
+	/** @pad: must be zero. */
+	__u64 pad;
+};
+
+/**
+ * DOC: vnpu execution
+ *
+ * Work runs on engines: each device has compute engines and copy engines.
+ * A client creates queues with DRM_IOCTL_VNPU_QUEUE_CREATE, each bound to
+ * one engine class and one priority, and submits jobs to them with
+ * DRM_IOCTL_VNPU_SUBMIT. A job is a list of commands (&struct
+ * drm_vnpu_cmd) run in order on one engine of the queue's class; jobs of one
+ * queue run in submission order. Higher-priority queues are served first
+ * when an engine has work from several queues.
+ *
+ * Every device address a command touches must lie inside one buffer the
+ * submitting file holds a handle to (created or imported); this is checked
+ * at submit. A job keeps its buffers alive until it is done.
+ *
+ * Completion is reported through syncobjs: a job can wait for syncobj
+ * fences (binary, or a point on a timeline) and signal one syncobj (replace
+ * its fence, or add a timeline point). A job that fails or times out
+ * signals its fence with an error: -ETIMEDOUT when it ran longer than the
+ * job_timeout_ms module parameter, -ENODEV when the device was unplugged.
+ */
+
+/* Engine classes of DRM_IOCTL_VNPU_QUEUE_CREATE. */
+#define DRM_VNPU_ENGINE_COMPUTE 0x0u
+#define DRM_VNPU_ENGINE_COPY 0x1u
+
+/* Queue priorities; %DRM_VNPU_PRIORITY_REALTIME needs CAP_SYS_NICE. */
+#define DRM_VNPU_PRIORITY_LOW 0x0u
+#define DRM_VNPU_PRIORITY_NORMAL 0x1u
+#define DRM_VNPU_PRIORITY_HIGH 0x2u
+#define DRM_VNPU_PRIORITY_REALTIME 0x3u
+
+/**
+ * struct drm_vnpu_queue_create - create a queue
+ *
+ * A queue belongs to the file that created it and is destroyed with it.
+ * Queue ids are per file and never 0.
+ *
+ * Errors: -EINVAL for an unknown @engine_class or @priority, non-zero
+ * @flags or a non-zero @queue_id on input; -EPERM for
+ * %DRM_VNPU_PRIORITY_REALTIME without CAP_SYS_NICE; -EMFILE when the calling
+ * process already has %DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS queues on the
+ * device; -ENOMEM; -ENODEV once the device has been unplugged.
+ */
+struct drm_vnpu_queue_create {
+	/** @engine_class: in, DRM_VNPU_ENGINE_*. */
+	__u32 engine_class;
+	/** @priority: in, DRM_VNPU_PRIORITY_*. */
+	__u32 priority;
+	/** @flags: in, reserved, must be zero. */
+	__u32 flags;
+	/** @queue_id: out, id of the new queue; must be zero on input. */
+	__u32 queue_id;
+};
+
+/**
+ * struct drm_vnpu_queue_destroy - destroy a queue
+ *
+ * Jobs already submitted to the queue still run (or are cancelled, if the
+ * process is exiting) and signal their fences; their buffers are released
+ * when they are done.
+ *
+ * Errors: -EINVAL for non-zero @flags; -ENOENT for a queue id the file does
+ * not have; -ENODEV once the device has been unplugged (the queue is then
+ * destroyed when the file is closed).
+ */
+struct drm_vnpu_queue_destroy {
+	/** @queue_id: in, the queue. */
+	__u32 queue_id;
+	/** @flags: in, reserved, must be zero. */
+	__u32 flags;
+};
+
+/* Command opcodes of &struct drm_vnpu_cmd. */
+/* Copy @size bytes from @src to @dst (the ranges may overlap). */
+#define DRM_VNPU_CMD_COPY 0x1u
+/* Fill @size bytes at @dst with the 32-bit @pattern; 4-byte aligned. */
+#define DRM_VNPU_CMD_FILL 0x2u
+/* Write the device clock in ns (a __u64, 8-byte aligned) at @dst. */
+#define DRM_VNPU_CMD_TIMESTAMP 0x3u
+/* Keep the engine busy for @size nanoseconds. */
+#define DRM_VNPU_CMD_DELAY 0x4u
+
+/* Most commands in one job. */
+#define DRM_VNPU_MAX_CMDS 1024
+/* Most wait syncobjs in one job. */
+#define DRM_VNPU_MAX_WAITS 64
+/* Longest DRM_VNPU_CMD_DELAY, in nanoseconds (10 s). */
+#define DRM_VNPU_MAX_DELAY_NS 10000000000ULL
+
+/**
+ * struct drm_vnpu_cmd - one command of a job
+ *
+ * Members a command does not use must be zero.
+ *
+ * ============================  =======  =======  ============  =========
+ * opcode                        @dst     @src     @size         @pattern
+ * ============================  =======  =======  ============  =========
+ * %DRM_VNPU_CMD_COPY            address  address  bytes > 0     0
+ * %DRM_VNPU_CMD_FILL            address  0        bytes > 0     pattern
+ * %DRM_VNPU_CMD_TIMESTAMP       address  0        0             0
+ * %DRM_VNPU_CMD_DELAY           0        0        ns, 1..max    0
+ * ============================  =======  =======  ============  =========
+ *
+ * FILL needs @dst and @size 4-byte aligned, TIMESTAMP needs @dst 8-byte
+ * aligned. The device clock is CLOCK_MONOTONIC of the host in ns.
+ */
+struct drm_vnpu_cmd {
+	/** @opcode: DRM_VNPU_CMD_*. */
+	__u32 opcode;
+	/** @pattern: FILL: the 32-bit value written; else 0. */
+	__u32 pattern;
+	/** @dst: destination device address. */
+	__u64 dst;
+	/** @src: COPY: source device address; else 0. */
+	__u64 src;
+	/** @size: COPY, FILL: bytes; DELAY: nanoseconds; else 0. */
+	__u64 size;
+};
+
+/**
+ * struct drm_vnpu_sync - a syncobj and a point on it
+ */
+struct drm_vnpu_sync {
+	/** @handle: syncobj handle. */
+	__u32 handle;
+	/** @flags: reserved, must be zero. */
+	__u32 flags;
+	/** @point: timeline point, or 0 for a binary syncobj's fence. */
+	__u64 point;
+};
+
+/**
+ * struct drm_vnpu_submit - submit a job to a queue
+ *
+ * The commands and waits are copied in at submit; the arrays may be reused
+ * as soon as the ioctl returns. The job starts once every wait fence has
+ * signalled. When it is done its fence replaces the fence of @signal's
+ * syncobj (@signal.point 0) or is added to it as timeline point
+ * @signal.point. @signal.handle 0 means no signal syncobj.
+ *
+ * Errors (a failed submit changes nothing):
+ *
+ * - -EINVAL: non-zero @flags, @pad, &drm_vnpu_sync.flags or unused
+ *   command members; @cmd_count 0 or above %DRM_VNPU_MAX_CMDS; @wait_count
+ *   above %DRM_VNPU_MAX_WAITS; an unknown opcode; a zero or misaligned size
+ *   or address; a range that wraps past the end of the address space; a
+ *   delay above %DRM_VNPU_MAX_DELAY_NS; a wait syncobj without a fence at
+ *   the requested point (never submitted);
+ * - -EFAULT: @cmds or @waits is not readable;
+ * - -ENOENT: @queue_id names no queue of this file, or a syncobj handle is
+ *   not valid;
+ * - -EACCES: a command range does not lie inside one buffer the file holds;
+ * - -ENOMEM; -ENODEV once the device has been unplugged.
+ */
+struct drm_vnpu_submit {
+	/** @queue_id: in, the queue. */
+	__u32 queue_id;
+	/** @flags: in, reserved, must be zero. */
+	__u32 flags;
+	/** @cmds: in, user pointer to @cmd_count &struct drm_vnpu_cmd. */
+	__u64 cmds;
+	/** @waits: in, user pointer to @wait_count &struct drm_vnpu_sync. */
+	__u64 waits;
+	/** @cmd_count: in, commands in the job. */
+	__u32 cmd_count;
+	/** @wait_count: in, syncobjs to wait for. */
+	__u32 wait_count;
+	/** @signal: in, syncobj to signal; handle 0 for none. */
+	struct drm_vnpu_sync signal;
 	/** @pad: must be zero. */
 	__u64 pad;
 };

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ */
+
+/**
+ * DOC: vnpu engines
+ *
+ * Each device has compute_engines + copy_engines engines. An engine is a
+ * drm_gpu_scheduler with one run queue per drm_sched priority, plus an
+ * ordered workqueue that plays the hardware: run_job hands the job to the
+ * workqueue and returns the job's hardware fence, which the workqueue
+ * signals once the job's commands are done. Every queue of an engine class
+ * has an entity spread over that class's schedulers, so entities of
+ * different priorities share a scheduler and priorities take effect.
+ *
+ * A job that runs longer than job_timeout_ms is aborted: its hardware fence
+ * is signalled with -ETIMEDOUT and the engine moves on. On unplug every
+ * engine is marked dead and every hardware fence not yet signalled is
+ * signalled with -ENODEV; jobs reaching a dead engine fail with -ENODEV
+ * without running. The schedulers are finished when the DRM device is
+ * released, when no file, queue or job is left: every job holds a
+ * reference on the DRM device, dropped from a module workqueue after
+ * free_job, so drm_sched_fini() never finds a pending job.
+ */
+
+#include <linux/delay.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "vnpu_compat.h"
+#include "vnpu_engine.h"
+
+/* Jobs an engine holds at once: one executing, one ready behind it. */
+#define VNPU_ENGINE_CREDITS 2
+/* COPY and FILL work in chunks of this size, rescheduling in between. */
+#define VNPU_EXEC_CHUNK SZ_1M
+
+/* Releases jobs outside the schedulers' workqueues; see the DOC above. */
+static struct workqueue_struct *vnpu_release_wq;
+
+static const char *vnpu_fence_driver_name(struct dma_fence *fence)
+{
+	return "vnpu";
+}
+
+static const char *vnpu_fence_timeline_name(struct dma_fence *fence)
+{
+	return "vnpu-engine";
+}
+
+static const struct dma_fence_ops vnpu_fence_ops = {
+	.get_driver_name = vnpu_fence_driver_name,
+	.get_timeline_name = vnpu_fence_timeline_name,
+};
+
+/* Signals @job's hardware fence with @error, once; under the engine lock. */
+static void vnpu_job_signal_locked(struct vnpu_job *job, int error)
+{
+	lockdep_assert_held(&job->engine->lock);
+
+	if (list_empty(&job->link))
+		return;
+	list_del_init(&job->link);
+	if (error) {
+		WRITE_ONCE(job->aborted, true);
+		dma_fence_set_error(job->hw_fence, error);
+	}
+	dma_fence_signal_locked(job->hw_fence);
+}
+
+static void vnpu_job_signal(struct vnpu_job *job, int error)
+{
+	struct vnpu_engine *engine = job->engine;
+
+	spin_lock(&engine->lock);
+	vnpu_job_signal_locked(job, error);
+	spin_unlock(&engine->lock);
+	if (error)
+		wake_up_all(&engine->abort_wq);
+}
+
+static void vnpu_exec_copy(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
+{
+	u64 done, n;
+
+	for (done = 0; done < cmd->size && !READ_ONCE(job->aborted); done += n) {
+		n = min_t(u64, cmd->size - done, VNPU_EXEC_CHUNK);
+		memmove(cmd->dst + done, cmd->src + done, n);
+		cond_resched();
+	}
+}
+
+static void vnpu_exec_fill(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
+{
+	u64 done, n;
+
+	for (done = 0; done < cmd->size && !READ_ONCE(job->aborted); done += n) {
+		n = min_t(u64, cmd->size - done, VNPU_EXEC_CHUNK);
+		memset32(cmd->dst + done, cmd->pattern, n / sizeof(u32));
+		cond_resched();
+	}
+}
+
+static void vnpu_exec_cmd(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
+{
+	switch (cmd->opcode) {
+	case DRM_VNPU_CMD_COPY:
+		vnpu_exec_copy(job, cmd);
+		break;
+	case DRM_VNPU_CMD_FILL:
+		vnpu_exec_fill(job, cmd);
+		break;
+	case DRM_VNPU_CMD_TIMESTAMP:
+		WRITE_ONCE(*(u64 *)cmd->dst, ktime_get_ns());
+		break;
+	case DRM_VNPU_CMD_DELAY:
+		wait_event_hrtimeout(job->engine->abort_wq, READ_ONCE(job->aborted),
+				     ns_to_ktime(cmd->size));
+		break;
+	}
+}
+
+static void vnpu_job_exec_work(struct work_struct *work)
+{
+	struct vnpu_job *job = container_of(work, struct vnpu_job, exec_work);
+	u32 i;
+
+	for (i = 0; i < job->cmd_count && !READ_ONCE(job->aborted); i++)
+		vnpu_exec_cmd(job, &job->cmds[i]);
+	vnpu_job_signal(job, 0);
+	vnpu_job_put(job);
+}
+
+static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
+{
+	struct vnpu_engine *engine = container_of(sched_job->sched, struct vnpu_engine, sched);
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct dma_fence *fence = job->hw_fence;
+
+	spin_lock(&engine->lock);
+	job->engine = engine;
+	dma_fence_init(fence, &vnpu_fence_ops, &engine->lock, engine->fence_context,
+		       ++engine->seqno);
+	list_add_tail(&job->link, &engine->running);
+	if (engine->dead) {
+		vnpu_job_signal_locked(job, -ENODEV);
+	} else {
+		kref_get(&job->refs);
+		queue_work(engine->exec_wq, &job->exec_work);
+	}
+	spin_unlock(&engine->lock);
+
+	/* The scheduler takes this reference; the job keeps its own. */
+	return dma_fence_get(fence);
+}
+
+/*
+ * drm_sched took the job off its pending list before calling us. If the
+ * job finished meanwhile it must be freed by drm_sched (free_guilty);
+ * otherwise it goes back on the list and is aborted, so the normal
+ * completion path frees it and the engine moves on to the next job.
+ */
+static enum drm_gpu_sched_stat vnpu_job_timedout(struct drm_sched_job *sched_job)
+{
+	struct drm_gpu_scheduler *sched = sched_job->sched;
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_engine *engine = job->engine;
+
+	spin_lock(&engine->lock);
+	if (list_empty(&job->link)) {
+		sched->free_guilty = true;
+		spin_unlock(&engine->lock);
+		return DRM_GPU_SCHED_STAT_NOMINAL;
+	}
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+	vnpu_job_signal_locked(job, -ETIMEDOUT);
+	spin_unlock(&engine->lock);
+	wake_up_all(&engine->abort_wq);
+
+	drm_dbg_driver(&job->vdev->drm, "%s: job timed out\n", engine->name);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void vnpu_job_free(struct drm_sched_job *sched_job)
+{
+	drm_sched_job_cleanup(sched_job);
+	vnpu_job_put(to_vnpu_job(sched_job));
+}
+
+static const struct drm_sched_backend_ops vnpu_sched_ops = {
+	.run_job = vnpu_job_run,
+	.timedout_job = vnpu_job_timedout,
+	.free_job = vnpu_job_free,
+};
+
+static void vnpu_job_release_work(struct work_struct *work)
+{
+	struct vnpu_job *job = container_of(work, struct vnpu_job, release_work);
+	struct drm_device *drm = &job->vdev->drm;
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++) {
+		drm_gem_vunmap_unlocked(job->bos[i].obj, &job->bos[i].map);
+		drm_gem_object_put(job->bos[i].obj);
+	}
+	if (job->engine)
+		dma_fence_put(job->hw_fence);
+	else
+		kfree(job->hw_fence);
+	kvfree(job->bos);
+	kvfree(job->cmds);
+	kfree(job);
+	/* Last: this may release the device and finish its schedulers. */
+	drm_dev_put(drm);
+}
+
+static void vnpu_job_release(struct kref *kref)
+{
+	struct vnpu_job *job = container_of(kref, struct vnpu_job, refs);
+
+	queue_work(vnpu_release_wq, &job->release_work);
+}
+
+void vnpu_job_put(struct vnpu_job *job)
+{
+	kref_put(&job->refs, vnpu_job_release);
+}
+
+/*
+ * A job for @cmd_count commands, with room for two buffers per command.
+ * The caller fills the commands and buffers, then initialises @base.
+ */
+struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev, u32 cmd_count)
+{
+	struct vnpu_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+
+	if (!job)
+		return NULL;
+	job->cmds = kvcalloc(cmd_count, sizeof(*job->cmds), GFP_KERNEL);
+	job->bos = kvcalloc(2 * cmd_count, sizeof(*job->bos), GFP_KERNEL);
+	/* Allocated here: run_job is in the fence signalling path. */
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	if (!job->cmds || !job->bos || !job->hw_fence) {
+		kfree(job->hw_fence);
+		kvfree(job->bos);
+		kvfree(job->cmds);
+		kfree(job);
+		return NULL;
+	}
+	kref_init(&job->refs);
+	job->vdev = vdev;
+	drm_dev_get(&vdev->drm);
+	INIT_LIST_HEAD(&job->link);
+	INIT_WORK(&job->exec_work, vnpu_job_exec_work);
+	INIT_WORK(&job->release_work, vnpu_job_release_work);
+	return job;
+}
+
+/* Marks every engine dead and fails the jobs they hold with -ENODEV. */
+void vnpu_engines_unplug(struct vnpu_device *vdev)
+{
+	struct vnpu_job *job, *tmp;
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vnpu_engine *engine = &vdev->engines[i];
+
+		spin_lock(&engine->lock);
+		engine->dead = true;
+		list_for_each_entry_safe(job, tmp, &engine->running, link)
+			vnpu_job_signal_locked(job, -ENODEV);
+		spin_unlock(&engine->lock);
+		wake_up_all(&engine->abort_wq);
+	}
+}
+
+static void vnpu_engine_fini(struct vnpu_engine *engine)
+{
+	drm_sched_fini(&engine->sched);
+	destroy_workqueue(engine->exec_wq);
+}
+
+static void vnpu_engines_fini(struct drm_device *drm, void *data)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_engines; i++)
+		vnpu_engine_fini(&vdev->engines[i]);
+}
+
+static int vnpu_engine_init(struct vnpu_device *vdev, struct vnpu_engine *engine,
+			    const char *class, unsigned int nr, long timeout)
+{
+	int ret;
+
+	engine->vdev = vdev;
+	spin_lock_init(&engine->lock);
+	INIT_LIST_HEAD(&engine->running);
+	init_waitqueue_head(&engine->abort_wq);
+	engine->fence_context = dma_fence_context_alloc(1);
+	snprintf(engine->name, sizeof(engine->name), "%s%u", class, nr);
+
+	engine->exec_wq = alloc_ordered_workqueue("vnpu%u-%s", 0, vdev->index, engine->name);
+	if (!engine->exec_wq)
+		return -ENOMEM;
+	ret = vnpu_sched_init(&engine->sched, &vnpu_sched_ops, VNPU_ENGINE_CREDITS, timeout,
+			      engine->name, vdev->drm.dev);
+	if (ret)
+		goto err_destroy_wq;
+	return 0;
+
+err_destroy_wq:
+	destroy_workqueue(engine->exec_wq);
+	return ret;
+}
+
+int vnpu_engines_init(struct vnpu_device *vdev, unsigned int timeout_ms)
+{
+	u32 total = vdev->num_compute_engines + vdev->num_copy_engines;
+	long timeout = msecs_to_jiffies(timeout_ms);
+	unsigned int i;
+	int ret;
+
+	vdev->engines = drmm_kcalloc(&vdev->drm, total, sizeof(*vdev->engines), GFP_KERNEL);
+	if (!vdev->engines)
+		return -ENOMEM;
+
+	for (i = 0; i < total; i++) {
+		bool compute = i < vdev->num_compute_engines;
+		unsigned int nr = compute ? i : i - vdev->num_compute_engines;
+		struct vnpu_engine *engine = &vdev->engines[i];
+
+		ret = vnpu_engine_init(vdev, engine, compute ? "compute" : "copy", nr, timeout);
+		if (ret)
+			goto err_fini;
+		vdev->scheds[compute ? DRM_VNPU_ENGINE_COMPUTE : DRM_VNPU_ENGINE_COPY][nr] =
+			&engine->sched;
+		vdev->num_engines++;
+	}
+	return drmm_add_action_or_reset(&vdev->drm, vnpu_engines_fini, NULL);
+
+err_fini:
+	while (vdev->num_engines)
+		vnpu_engine_fini(&vdev->engines[--vdev->num_engines]);
+	return ret;
+}
+
+int vnpu_exec_init(void)
+{
+	vnpu_release_wq = alloc_workqueue("vnpu-release", 0, 0);
+	return vnpu_release_wq ? 0 : -ENOMEM;
+}
+
+/* After every device is gone: waits for the last job releases. */
+void vnpu_exec_exit(void)
+{
+	destroy_workqueue(vnpu_release_wq);
+}

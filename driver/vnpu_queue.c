@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ */
+
+/**
+ * DOC: vnpu queues and submission
+ *
+ * A queue is a drm_sched_entity on the schedulers of one engine class, at
+ * the drm_sched priority of its uAPI priority (realtime maps to the kernel
+ * run queue). Queues belong to the file that created it; the count per
+ * process is charged to its &vnpu_process under &vnpu_device.mem_lock.
+ *
+ * A submit copies the commands in, checks every field, and resolves each
+ * device-address range to the one buffer of the file that contains it: the
+ * job takes a GEM reference on the buffer and vmaps it (for an import, the
+ * exporter's dma-buf vmap) until the job is released. Only then is the job
+ * armed and pushed, so a failed submit changes nothing.
+ */
+
+#include <linux/capability.h>
+#include <linux/dma-fence-chain.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+
+#include "vnpu_compat.h"
+#include "vnpu_engine.h"
+#include "vnpu_gem.h"
+#include "vnpu_mem.h"
+#include "vnpu_queue.h"
+
+/**
+ * struct vnpu_queue - a queue of one file
+ * @refs: the file's id table and each submit using the queue
+ * @vdev: the device
+ * @proc: the process charged for the queue (a reference is held)
+ * @push_lock: keeps arming and pushing jobs on @entity in one order
+ * @entity: the scheduler entity
+ */
+struct vnpu_queue {
+	struct kref refs;
+	struct vnpu_device *vdev;
+	struct vnpu_process *proc;
+	struct mutex push_lock; /* Protects the arm + push order on @entity */
+	struct drm_sched_entity entity;
+};
+
+static const enum drm_sched_priority vnpu_sched_priority[] = {
+	[DRM_VNPU_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
+	[DRM_VNPU_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+	[DRM_VNPU_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+	[DRM_VNPU_PRIORITY_REALTIME] = DRM_SCHED_PRIORITY_KERNEL,
+};
+
+static void vnpu_queue_release(struct kref *kref)
+{
+	struct vnpu_queue *queue = container_of(kref, struct vnpu_queue, refs);
+	struct vnpu_device *vdev = queue->vdev;
+
+	/* Waits a bounded time for queued jobs, then cancels the rest. */
+	drm_sched_entity_destroy(&queue->entity);
+
+	mutex_lock(&vdev->mem_lock);
+	queue->proc->queue_count--;
+	vnpu_process_put_locked(vdev, queue->proc);
+	mutex_unlock(&vdev->mem_lock);
+
+	mutex_destroy(&queue->push_lock);
+	kfree(queue);
+}
+
+static void vnpu_queue_put(struct vnpu_queue *queue)
+{
+	kref_put(&queue->refs, vnpu_queue_release);
+}
+
+static struct vnpu_queue *vnpu_queue_lookup(struct vnpu_file *vfile, u32 id)
+{
+	struct vnpu_queue *queue;
+
+	xa_lock(&vfile->queues);
+	queue = xa_load(&vfile->queues, id);
+	if (queue)
+		kref_get(&queue->refs);
+	xa_unlock(&vfile->queues);
+	return queue;
+}
+
+/* Destroys every queue of a closing file. */
+void vnpu_queues_release(struct vnpu_device *vdev, struct vnpu_file *vfile)
+{
+	struct vnpu_queue *queue;
+	unsigned long id;
+
+	xa_for_each(&vfile->queues, id, queue) {
+		xa_erase(&vfile->queues, id);
+		vnpu_queue_put(queue);
+	}
+	xa_destroy(&vfile->queues);
+}
+
+/* Charges a queue to @proc: -EMFILE at the per-process limit. */
+static int vnpu_queue_charge(struct vnpu_device *vdev, struct vnpu_process *proc)
+{
+	int ret = 0;
+
+	mutex_lock(&vdev->mem_lock);
+	if (proc->queue_count >= vdev->max_queues)
+		ret = -EMFILE;
+	else if (!vnpu_process_get_locked(vdev, proc->pid))
+		ret = -ENOMEM;
+	else
+		proc->queue_count++;
+	mutex_unlock(&vdev->mem_lock);
+	return ret;
+}
+
+static void vnpu_queue_uncharge(struct vnpu_device *vdev, struct vnpu_process *proc)
+{
+	mutex_lock(&vdev->mem_lock);
+	proc->queue_count--;
+	vnpu_process_put_locked(vdev, proc);
+	mutex_unlock(&vdev->mem_lock);
+}
+
+static int vnpu_queue_create_check(const struct drm_vnpu_queue_create *args)
+{
+	if (args->flags || args->queue_id)
+		return -EINVAL;
+	if (args->engine_class >= VNPU_ENGINE_CLASSES ||
+	    args->priority >= ARRAY_SIZE(vnpu_sched_priority))
+		return -EINVAL;
+	if (args->priority == DRM_VNPU_PRIORITY_REALTIME && !capable(CAP_SYS_NICE))
+		return -EPERM;
+	return 0;
+}
+
+static unsigned int vnpu_class_engines(struct vnpu_device *vdev, u32 class)
+{
+	return class == DRM_VNPU_ENGINE_COMPUTE ? vdev->num_compute_engines :
+						  vdev->num_copy_engines;
+}
+
+int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_vnpu_queue_create *args = data;
+	struct vnpu_file *vfile = file->driver_priv;
+	struct vnpu_queue *queue;
+	u32 id;
+	int ret;
+
+	ret = vnpu_queue_create_check(args);
+	if (ret)
+		return ret;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return -ENOMEM;
+	kref_init(&queue->refs);
+	queue->vdev = vdev;
+	queue->proc = vfile->proc;
+	mutex_init(&queue->push_lock);
+
+	ret = vnpu_queue_charge(vdev, queue->proc);
+	if (ret)
+		goto err_free;
+	ret = drm_sched_entity_init(&queue->entity, vnpu_sched_priority[args->priority],
+				    vdev->scheds[args->engine_class],
+				    vnpu_class_engines(vdev, args->engine_class), NULL);
+	if (ret)
+		goto err_uncharge;
+	ret = xa_alloc(&vfile->queues, &id, queue, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto err_entity;
+
+	args->queue_id = id;
+	return 0;
+
+err_entity:
+	drm_sched_entity_destroy(&queue->entity);
+err_uncharge:
+	vnpu_queue_uncharge(vdev, queue->proc);
+err_free:
+	mutex_destroy(&queue->push_lock);
+	kfree(queue);
+	return ret;
+}
+
+int vnpu_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_vnpu_queue_destroy *args = data;
+	struct vnpu_file *vfile = file->driver_priv;
+	struct vnpu_queue *queue;
+
+	if (args->flags)
+		return -EINVAL;
+	queue = xa_erase(&vfile->queues, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	vnpu_queue_put(queue);
+	return 0;
+}
+
+/* Field checks of one command; see &struct drm_vnpu_cmd. */
+static int vnpu_cmd_check(const struct drm_vnpu_cmd *cmd)
+{
+	u64 end;
+
+	switch (cmd->opcode) {
+	case DRM_VNPU_CMD_COPY:
+		if (cmd->pattern || !cmd->size ||
+		    check_add_overflow(cmd->src, cmd->size, &end))
+			return -EINVAL;
+		break;
+	case DRM_VNPU_CMD_FILL:
+		if (cmd->src || !cmd->size || (cmd->dst | cmd->size) % sizeof(u32))
+			return -EINVAL;
+		break;
+	case DRM_VNPU_CMD_TIMESTAMP:
+		if (cmd->src || cmd->size || cmd->pattern || cmd->dst % sizeof(u64))
+			return -EINVAL;
+		return check_add_overflow(cmd->dst, sizeof(u64), &end) ? -EINVAL : 0;
+	case DRM_VNPU_CMD_DELAY:
+		if (cmd->dst || cmd->src || cmd->pattern || !cmd->size ||
+		    cmd->size > DRM_VNPU_MAX_DELAY_NS)
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	return check_add_overflow(cmd->dst, cmd->size, &end) ? -EINVAL : 0;
+}
+
+/*
+ * The buffer of @file holding [@addr, @addr + @size), with a reference, or
+ * NULL. table_lock is a spinlock: only fields fixed at creation are read.
+ */
+static struct drm_gem_object *vnpu_file_find_bo(struct drm_file *file, u64 addr, u64 size)
+{
+	struct drm_gem_object *obj, *found = NULL;
+	int id;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id) {
+		struct vnpu_bo *bo = to_vnpu_bo(obj);
+		u64 start;
+
+		if (!drm_mm_node_allocated(&bo->node))
+			continue;
+		start = vnpu_bo_device_addr(bo);
+		if (addr >= start && addr - start <= obj->size &&
+		    size <= obj->size - (addr - start)) {
+			found = obj;
+			drm_gem_object_get(found);
+			break;
+		}
+	}
+	spin_unlock(&file->table_lock);
+	return found;
+}
+
+/* Index in @job->bos of @obj, vmapped; consumes the caller's reference. */
+static int vnpu_job_add_bo(struct vnpu_job *job, struct drm_gem_object *obj)
+{
+	struct vnpu_job_bo *jbo;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->bo_count; i++) {
+		if (job->bos[i].obj == obj) {
+			drm_gem_object_put(obj);
+			return i;
+		}
+	}
+	jbo = &job->bos[job->bo_count];
+	ret = drm_gem_vmap_unlocked(obj, &jbo->map);
+	if (!ret && jbo->map.is_iomem) {
+		drm_gem_vunmap_unlocked(obj, &jbo->map);
+		ret = -EOPNOTSUPP;
+	}
+	if (ret) {
+		drm_gem_object_put(obj);
+		return ret;
+	}
+	jbo->obj = obj;
+	return job->bo_count++;
+}
+
+/* Kernel address of [@addr, @addr + @size) in a buffer of @file. */
+static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 addr,
+			      u64 size)
+{
+	struct drm_gem_object *obj = vnpu_file_find_bo(file, addr, size);
+	int i;
+
+	if (!obj)
+		return ERR_PTR(-EACCES);
+	i = vnpu_job_add_bo(job, obj);
+	if (i < 0)
+		return ERR_PTR(i);
+	return job->bos[i].map.vaddr + (addr - vnpu_bo_device_addr(to_vnpu_bo(obj)));
+}
+
+static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
+				const struct drm_vnpu_cmd *cmd, struct vnpu_exec_cmd *exec)
+{
+	void *ptr;
+
+	exec->opcode = cmd->opcode;
+	exec->pattern = cmd->pattern;
+	exec->size = cmd->size;
+	if (cmd->opcode == DRM_VNPU_CMD_DELAY)
+		return 0;
+
+	ptr = vnpu_job_resolve(job, file, cmd->dst,
+			       cmd->opcode == DRM_VNPU_CMD_TIMESTAMP ? sizeof(u64) : cmd->size);
+	if (IS_ERR(ptr))
+		return PTR_ERR(ptr);
+	exec->dst = ptr;
+	if (cmd->opcode != DRM_VNPU_CMD_COPY)
+		return 0;
+
+	ptr = vnpu_job_resolve(job, file, cmd->src, cmd->size);
+	if (IS_ERR(ptr))
+		return PTR_ERR(ptr);
+	exec->src = ptr;
+	return 0;
+}
+
+/* Copies in, checks, then resolves the commands of @args into @job. */
+static int vnpu_job_add_cmds(struct vnpu_job *job, struct drm_file *file,
+			     const struct drm_vnpu_submit *args)
+{
+	struct drm_vnpu_cmd *cmds;
+	u32 i;
+	int ret;
+
+	cmds = vmemdup_array_user(u64_to_user_ptr(args->cmds), args->cmd_count,
+				  sizeof(*cmds));
+	if (IS_ERR(cmds))
+		return PTR_ERR(cmds);
+
+	for (i = 0; i < args->cmd_count; i++) {
+		ret = vnpu_cmd_check(&cmds[i]);
+		if (ret)
+			goto out_free;
+	}
+	for (i = 0; i < args->cmd_count; i++) {
+		ret = vnpu_job_resolve_cmd(job, file, &cmds[i], &job->cmds[i]);
+		if (ret)
+			goto out_free;
+	}
+	job->cmd_count = args->cmd_count;
+out_free:
+	kvfree(cmds);
+	return ret;
+}
+
+static int vnpu_job_add_waits(struct vnpu_job *job, struct drm_file *file,
+			      const struct drm_vnpu_submit *args)
+{
+	struct drm_vnpu_sync *waits;
+	struct dma_fence *fence;
+	u32 i;
+	int ret = 0;
+
+	if (!args->wait_count)
+		return 0;
+	waits = memdup_array_user(u64_to_user_ptr(args->waits), args->wait_count,
+				  sizeof(*waits));
+	if (IS_ERR(waits))
+		return PTR_ERR(waits);
+
+	for (i = 0; i < args->wait_count; i++) {
+		if (waits[i].flags) {
+			ret = -EINVAL;
+			goto out_free;
+		}
+	}
+	for (i = 0; i < args->wait_count; i++) {
+		ret = drm_syncobj_find_fence(file, waits[i].handle, waits[i].point, 0, &fence);
+		if (ret)
+			goto out_free;
+		/* Consumes the fence reference, also on failure. */
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			goto out_free;
+	}
+out_free:
+	kfree(waits);
+	return ret;
+}
+
+/**
+ * struct vnpu_signal - the syncobj a submit signals, prepared up front
+ * @syncobj: the syncobj, or NULL for none
+ * @chain: chain node for a timeline point
+ * @point: the timeline point, 0 to replace the fence
+ */
+struct vnpu_signal {
+	struct drm_syncobj *syncobj;
+	struct dma_fence_chain *chain;
+	u64 point;
+};
+
+static int vnpu_signal_prepare(struct vnpu_signal *sig, struct drm_file *file,
+			       const struct drm_vnpu_sync *sync)
+{
+	sig->point = sync->point;
+	if (!sync->handle)
+		return 0;
+	sig->syncobj = drm_syncobj_find(file, sync->handle);
+	if (!sig->syncobj)
+		return -ENOENT;
+	if (!sig->point)
+		return 0;
+	sig->chain = dma_fence_chain_alloc();
+	if (!sig->chain) {
+		drm_syncobj_put(sig->syncobj);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void vnpu_signal_commit(struct vnpu_signal *sig, struct dma_fence *fence)
+{
+	if (!sig->syncobj)
+		return;
+	if (sig->chain)
+		drm_syncobj_add_point(sig->syncobj, sig->chain, fence, sig->point);
+	else
+		drm_syncobj_replace_fence(sig->syncobj, fence);
+	drm_syncobj_put(sig->syncobj);
+}
+
+static int vnpu_submit_check(const struct drm_vnpu_submit *args)
+{
+	if (args->flags || args->pad || args->signal.flags)
+		return -EINVAL;
+	if (!args->cmd_count || args->cmd_count > DRM_VNPU_MAX_CMDS ||
+	    args->wait_count > DRM_VNPU_MAX_WAITS)
+		return -EINVAL;
+	if (!args->signal.handle && args->signal.point)
+		return -EINVAL;
+	return 0;
+}
+
+static void vnpu_job_push(struct vnpu_queue *queue, struct vnpu_job *job,
+			  struct vnpu_signal *sig)
+{
+	struct dma_fence *done;
+
+	mutex_lock(&queue->push_lock);
+	drm_sched_job_arm(&job->base);
+	done = dma_fence_get(&job->base.s_fence->finished);
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&queue->push_lock);
+
+	vnpu_signal_commit(sig, done);
+	dma_fence_put(done);
+}
+
+int vnpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vnpu_file *vfile = file->driver_priv;
+	struct drm_vnpu_submit *args = data;
+	struct vnpu_signal sig = {};
+	struct vnpu_queue *queue;
+	struct vnpu_job *job;
+	int ret;
+
+	ret = vnpu_submit_check(args);
+	if (ret)
+		return ret;
+	queue = vnpu_queue_lookup(vfile, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	job = vnpu_job_alloc(to_vnpu_device(drm), args->cmd_count);
+	if (!job) {
+		ret = -ENOMEM;
+		goto out_put_queue;
+	}
+
+	ret = vnpu_job_add_cmds(job, file, args);
+	if (ret)
+		goto err_put_job;
+	ret = vnpu_sched_job_init(&job->base, &queue->entity, vfile, file->client_id);
+	if (ret)
+		goto err_put_job;
+	ret = vnpu_job_add_waits(job, file, args);
+	if (ret)
+		goto err_cleanup_job;
+	ret = vnpu_signal_prepare(&sig, file, &args->signal);
+	if (ret)
+		goto err_cleanup_job;
+
+	vnpu_job_push(queue, job, &sig);
+	goto out_put_queue;
+
+err_cleanup_job:
+	drm_sched_job_cleanup(&job->base);
+err_put_job:
+	vnpu_job_put(job);
+out_put_queue:
+	vnpu_queue_put(queue);
+	return ret;
+}
