@@ -38,14 +38,19 @@ RT_A := $(BUILD)/lib/libvnpurt.a
 RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
+TOOLS += $(BUILD)/bin/vnpu-plan
+# Planner benchmark instances (make bench-planner); not needed to build or test.
+PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
+HOST_TESTS += $(BUILD)/host/planner_test
 
 .PHONY: all module runtime tools selftests hosttests check demo lint install \
 	deps clean FORCE
+.PHONY: bench-planner
 
 all: module runtime tools selftests hosttests
 
@@ -112,6 +117,20 @@ $(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) libruntime/include/vnpu.h
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
+$(BUILD)/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# One table row per instance; MiniMalloc instances get the capacity their
+# file name ends in.
+bench-planner: $(BUILD)/bin/vnpu-plan
+	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms |"
+	@for f in $(PLANNER_DATA)/*.csv; do \
+		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
+		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
+	done
+
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h
 	@mkdir -p $(dir $@)
@@ -137,6 +156,12 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
+
+$(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c libruntime/status.c \
+		libruntime/include/vnpu.h $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
+		$(filter %.c,$^) -o $@ -lpthread
 
 check: deps
 	@$(MAKE) --no-print-directory all

@@ -39,6 +39,8 @@ static const struct status_text status_texts[] = {
 	  "the device has no free range large enough (full or fragmented); free device memory or allocate less" },
 	{ VNPU_ERROR_QUOTA_EXCEEDED, "VNPU_ERROR_QUOTA_EXCEEDED",
 	  "this process would exceed its device-memory quota; free memory or raise the soft limit (up to the hard limit)" },
+	{ VNPU_ERROR_DOES_NOT_FIT, "VNPU_ERROR_DOES_NOT_FIT",
+	  "the buffers do not fit in the given capacity: it is below the lower bound or no plan within it was found; raise the capacity or the time limit" },
 	{ VNPU_ERROR_DEVICE_LOST, "VNPU_ERROR_DEVICE_LOST",
 	  "the device was unplugged or removed; restart the runtime once it is back" },
 	{ VNPU_ERROR_DRIVER, "VNPU_ERROR_DRIVER",

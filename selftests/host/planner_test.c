@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Description: host unit tests of the static memory planner: known
+ * optima of small published fixtures, randomized instances checked by the
+ * verifier, and rejection of bad input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vnpu.h"
+
+struct fx {
+	uint64_t first, last, size;
+};
+
+/* Transcribed from the bench data fx_*.csv: [first, last) and size. */
+static const struct fx fx_paper[] = {
+	{ 0, 2, 32 }, { 1, 5, 28 }, { 2, 6, 36 }, { 3, 6, 16 },
+	{ 4, 6, 8 }, { 5, 8, 64 }, { 6, 9, 10 }, { 7, 9, 40 },
+};
+static const struct fx fx_chain[] = {
+	{ 0, 2, 16 }, { 1, 3, 8 }, { 2, 4, 64 }, { 3, 5, 32 }, { 4, 6, 8 },
+};
+static const struct fx fx_complex[] = {
+	{ 0, 2, 32 }, { 1, 5, 32 }, { 2, 6, 8 }, { 3, 6, 16 }, { 4, 6, 8 },
+	{ 5, 8, 64 }, { 6, 9, 8 }, { 7, 9, 8 }, { 8, 10, 16 },
+};
+static const struct fx fx_person[] = {
+	{ 0, 30, 9216 }, { 28, 30, 3 }, { 27, 29, 256 }, { 26, 28, 2304 },
+	{ 25, 27, 2304 }, { 24, 26, 2304 }, { 23, 25, 1152 }, { 22, 24, 4608 },
+	{ 21, 23, 4608 }, { 20, 22, 4608 }, { 19, 21, 4608 }, { 18, 20, 4608 },
+	{ 17, 19, 4608 }, { 16, 18, 4608 }, { 15, 17, 4608 }, { 14, 16, 4608 },
+	{ 13, 15, 4608 }, { 12, 14, 4608 }, { 11, 13, 2304 }, { 10, 12, 9216 },
+	{ 9, 11, 9216 }, { 8, 10, 9216 }, { 7, 9, 4608 }, { 6, 8, 18432 },
+	{ 5, 7, 18432 }, { 4, 6, 18432 }, { 3, 5, 9216 }, { 2, 4, 36864 },
+	{ 1, 3, 18432 }, { 0, 2, 18432 },
+};
+static const struct fx fx_fsrcnn[] = {
+	{ 0, 2, 691200 }, { 1, 4, 7372800 }, { 2, 6, 7372800 },
+	{ 3, 8, 1843200 }, { 4, 10, 1843200 }, { 5, 12, 1843200 },
+	{ 6, 14, 1843200 }, { 7, 16, 1843200 }, { 8, 18, 1843200 },
+	{ 9, 20, 7372800 }, { 10, 22, 7372800 }, { 11, 24, 2764800 },
+	{ 12, 26, 2764800 }, { 13, 28, 2764800 },
+};
+
+static struct vnpu_plan_buffer *from_fx(const struct fx *f, size_t n)
+{
+	struct vnpu_plan_buffer *b = calloc(n, sizeof(*b));
+
+	for (size_t i = 0; b && i < n; i++)
+		b[i] = (struct vnpu_plan_buffer){ .size = f[i].size,
+			.first = f[i].first, .last = f[i].last };
+	return b;
+}
+
+/* Plans @f with @strategy; returns the arena, checks it is verified. */
+static uint64_t plan_fx(struct __test_metadata *_metadata, const struct fx *f,
+			size_t n, unsigned int strategy, uint64_t *lb)
+{
+	struct vnpu_plan_buffer *b = from_fx(f, n);
+	struct vnpu_plan_options o = { .strategy = strategy, .time_limit_ms = 500 };
+	struct vnpu_plan_stats st;
+	uint64_t arena = 0;
+
+	EXPECT_NE(NULL, b);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, n, &o, &st));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, n, 0, &arena));
+	EXPECT_EQ(st.arena_size, arena);
+	*lb = st.lower_bound;
+	free(b);
+	return arena;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+TEST(fixtures_reach_known_optimum)
+{
+	uint64_t lb;
+
+	EXPECT_EQ(124, plan_fx(_metadata, fx_paper, N(fx_paper), VNPU_PLAN_GREEDY_BY_SIZE, &lb));
+	EXPECT_EQ(124, lb);
+	EXPECT_EQ(96, plan_fx(_metadata, fx_chain, N(fx_chain), VNPU_PLAN_GREEDY_BY_SIZE, &lb));
+	EXPECT_EQ(96, lb);
+	EXPECT_EQ(96, plan_fx(_metadata, fx_complex, N(fx_complex), VNPU_PLAN_GREEDY_BY_SIZE, &lb));
+	EXPECT_EQ(96, lb);
+	EXPECT_EQ(64512, plan_fx(_metadata, fx_person, N(fx_person), VNPU_PLAN_BEST, &lb));
+	EXPECT_EQ(64512, lb);
+	EXPECT_EQ(28569600, plan_fx(_metadata, fx_fsrcnn, N(fx_fsrcnn), VNPU_PLAN_BEST, &lb));
+	EXPECT_EQ(28569600, lb);
+}
+
+TEST(every_strategy_gives_a_valid_plan)
+{
+	uint64_t lb;
+
+	for (unsigned int s = 0; s <= VNPU_PLAN_BEST; s++) {
+		EXPECT_LE(124, plan_fx(_metadata, fx_paper, N(fx_paper), s, &lb));
+		EXPECT_LE(64512, plan_fx(_metadata, fx_person, N(fx_person), s, &lb));
+	}
+	EXPECT_STREQ("size", vnpu_plan_strategy_name(VNPU_PLAN_GREEDY_BY_SIZE));
+	EXPECT_STREQ("breadth", vnpu_plan_strategy_name(VNPU_PLAN_GREEDY_BY_BREADTH));
+	EXPECT_EQ(NULL, vnpu_plan_strategy_name(99));
+}
+
+TEST(bounds)
+{
+	struct vnpu_plan_buffer *b = from_fx(fx_paper, N(fx_paper));
+	uint64_t naive = 0, lb = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_bounds(b, N(fx_paper), &naive, &lb));
+	EXPECT_EQ(234, naive);
+	EXPECT_EQ(124, lb);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_bounds(NULL, 0, &naive, &lb));
+	EXPECT_EQ(0, lb);
+	free(b);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+TEST(randomized_instances_verify)
+{
+	uint64_t seed = 0x1234567;
+
+	for (int iter = 0; iter < 60; iter++) {
+		size_t n = 1 + rnd(&seed) % (iter < 40 ? 40 : 3000);
+		struct vnpu_plan_buffer *b = calloc(n, sizeof(*b));
+		unsigned int strategy = (unsigned int)(iter % 3);
+		struct vnpu_plan_options o = { .strategy = strategy, .time_limit_ms = 50,
+					       .seed = (uint64_t)iter };
+		struct vnpu_plan_stats st;
+		uint64_t arena, steps = 1 + rnd(&seed) % 200;
+
+		ASSERT_NE(NULL, b);
+		for (size_t i = 0; i < n; i++) {
+			b[i].first = rnd(&seed) % steps;
+			b[i].last = b[i].first + 1 + rnd(&seed) % (steps / 4 + 1);
+			b[i].size = 1 + rnd(&seed) % (iter & 1 ? 100 : 1000000);
+			b[i].alignment = iter % 4 == 3 ? 1ull << (rnd(&seed) % 8) : 0;
+		}
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, n, &o, &st));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, n, 0, &arena));
+		EXPECT_EQ(st.arena_size, arena);
+		EXPECT_LE(st.lower_bound, arena);
+		EXPECT_LE(arena, st.greedy_size);
+		EXPECT_LE(st.lower_bound, st.naive_size);
+		for (size_t i = 0; i < n; i++)
+			if (b[i].alignment)
+				EXPECT_EQ(0, b[i].offset % b[i].alignment);
+		free(b);
+	}
+}
+
+TEST(search_fits_a_tight_capacity)
+{
+	/*
+	 * A perfect packing greedy by size misses: three equal-lifetime
+	 * pairs whose sizes add up to 10 at every step, staggered.
+	 */
+	struct vnpu_plan_buffer b[] = {
+		{ .size = 6, .first = 0, .last = 2 }, { .size = 4, .first = 0, .last = 4 },
+		{ .size = 6, .first = 2, .last = 6 }, { .size = 4, .first = 4, .last = 8 },
+		{ .size = 6, .first = 6, .last = 8 },
+	};
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .capacity = 10,
+				       .time_limit_ms = 500 };
+	struct vnpu_plan_stats st;
+	uint64_t arena;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, N(b), &o, &st));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, N(b), 10, &arena));
+	EXPECT_EQ(10, arena);
+}
+
+TEST(verifier_catches_overlap_and_misalignment)
+{
+	struct vnpu_plan_buffer b[] = {
+		{ .size = 8, .first = 0, .last = 2, .offset = 0 },
+		{ .size = 8, .first = 1, .last = 3, .offset = 4 },
+		{ .size = 8, .first = 2, .last = 4, .offset = 0 },
+	};
+	uint64_t arena;
+
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_verify(b, 3, 0, &arena));
+	b[1].offset = 8;
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, 3, 0, &arena));
+	EXPECT_EQ(16, arena);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_verify(b, 3, 15, &arena));
+	b[1].alignment = 16;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_verify(b, 3, 0, &arena));
+	/* [0,2) and [2,4) do not overlap: sharing offset 0 is fine. */
+	b[1].alignment = 8;
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, 3, 0, &arena));
+}
+
+static void expect_rejected(struct __test_metadata *_metadata,
+			    struct vnpu_plan_buffer bad)
+{
+	struct vnpu_plan_buffer b[2] = {
+		{ .size = 16, .first = 0, .last = 4, .offset = 777 }, bad,
+	};
+	struct vnpu_plan_stats st;
+
+	b[1].offset = 999;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compute(b, 2, NULL, &st));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_get_last_error());
+	/* Nothing written. */
+	EXPECT_EQ(777, b[0].offset);
+	EXPECT_EQ(999, b[1].offset);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_bounds(b, 2, NULL, NULL));
+}
+
+TEST(bad_input_is_rejected)
+{
+	expect_rejected(_metadata, (struct vnpu_plan_buffer){ .size = 0, .first = 0, .last = 1 });
+	expect_rejected(_metadata, (struct vnpu_plan_buffer){ .size = 1, .first = 3, .last = 3 });
+	expect_rejected(_metadata, (struct vnpu_plan_buffer){ .size = 1, .first = 4, .last = 3 });
+	expect_rejected(_metadata, (struct vnpu_plan_buffer){ .size = 1, .alignment = 3,
+							      .first = 0, .last = 1 });
+	/* A "negative" size read into an unsigned field, and overflow. */
+	expect_rejected(_metadata, (struct vnpu_plan_buffer){ .size = (uint64_t)-5,
+							      .first = 0, .last = 1 });
+	expect_rejected(_metadata, (struct vnpu_plan_buffer){ .size = UINT64_MAX / 4 + 1,
+							      .first = 0, .last = 1 });
+}
+
+TEST(sizes_whose_sum_overflows_are_rejected)
+{
+	struct vnpu_plan_buffer b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (struct vnpu_plan_buffer){ .size = UINT64_MAX / 16, .first = 0, .last = 1 };
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compute(b, 8, NULL, NULL));
+}
+
+TEST(bad_arguments)
+{
+	struct vnpu_plan_buffer b = { .size = 1, .first = 0, .last = 1 };
+	struct vnpu_plan_options o = { .strategy = 7 };
+
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compute(NULL, 3, NULL, NULL));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compute(&b, 1, &o, NULL));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_compute(NULL, 0, NULL, NULL));
+}
+
+TEST(capacity_below_lower_bound_does_not_fit)
+{
+	struct vnpu_plan_buffer *b = from_fx(fx_paper, N(fx_paper));
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .capacity = 123 };
+	struct vnpu_plan_stats st;
+
+	ASSERT_NE(NULL, b);
+	for (size_t i = 0; i < N(fx_paper); i++)
+		b[i].offset = 42;
+	EXPECT_EQ(VNPU_ERROR_DOES_NOT_FIT, vnpu_plan_compute(b, N(fx_paper), &o, &st));
+	EXPECT_EQ(124, st.lower_bound);
+	for (size_t i = 0; i < N(fx_paper); i++)
+		EXPECT_EQ(42, b[i].offset);
+	EXPECT_STREQ("VNPU_ERROR_DOES_NOT_FIT", vnpu_status_name(VNPU_ERROR_DOES_NOT_FIT));
+	o.capacity = 124;
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, N(fx_paper), &o, &st));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, N(fx_paper), 124, NULL));
+	free(b);
+}
+
+TEST_HARNESS_MAIN
