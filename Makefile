@@ -44,11 +44,11 @@ PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit
 # Tests of the runtime link libvnpurt.
-RT_TESTS := $(BUILD)/selftests/vnpu_runtime
+RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 
-.PHONY: all module runtime tools selftests hosttests check demo lint install \
+.PHONY: all module runtime tools selftests hosttests check demo stress lint install \
 	deps clean FORCE
 .PHONY: bench-planner
 
@@ -144,7 +144,7 @@ $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm
 		libruntime/include/vnpu.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
-		-L$(BUILD)/lib -lvnpurt -Wl,-rpath,'$$ORIGIN/../lib'
+		-L$(BUILD)/lib -lvnpurt -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
@@ -166,6 +166,11 @@ $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c l
 check: deps
 	@$(MAKE) --no-print-directory all
 	@tools/check.sh
+
+# The full stress counts; results and timings in build/stress.
+stress: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --timeout 5400 --plan selftests/stress.plan --out $(BUILD)/stress
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -22,7 +22,10 @@ static void ctx_release(struct vnpu_obj *obj)
 	struct vnpu_ctx *ctx = (struct vnpu_ctx *)obj;
 
 	vnpu_log(VNPU_LOG_INFO, "context 0x%llx destroyed", (unsigned long long)obj->handle);
+	/* Streams, events and callbacks hold references: all are gone by now. */
+	vnpu_callbacks_stop(ctx);
 	vnpu_ctx_free_allocs(ctx);
+	free(ctx->streams);
 	/* The driver keeps what queued work still uses until that work is done. */
 	close(ctx->fd);
 	pthread_mutex_destroy(&ctx->lock);
@@ -97,6 +100,122 @@ int vnpu_ctx_create(uint32_t device, uint32_t flags, struct vnpu_context *out)
 	return VNPU_SUCCESS;
 }
 
+int vnpu_ctx_add_stream(struct vnpu_ctx *ctx, struct vnpu_stream_obj *s)
+{
+	struct vnpu_stream_obj **grown;
+
+	pthread_mutex_lock(&ctx->lock);
+	grown = realloc(ctx->streams, (ctx->num_streams + 1) * sizeof(*grown));
+	if (grown) {
+		ctx->streams = grown;
+		ctx->streams[ctx->num_streams++] = s;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return grown ? VNPU_SUCCESS : VNPU_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+void vnpu_ctx_remove_stream(struct vnpu_ctx *ctx, struct vnpu_stream_obj *s)
+{
+	pthread_mutex_lock(&ctx->lock);
+	for (size_t i = 0; i < ctx->num_streams; i++) {
+		if (ctx->streams[i] == s) {
+			ctx->streams[i] = ctx->streams[--ctx->num_streams];
+			break;
+		}
+	}
+	if (ctx->default_stream == s)
+		ctx->default_stream = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+int vnpu_ctx_default_stream_obj(struct vnpu_ctx *ctx, struct vnpu_stream_obj **out)
+{
+	struct vnpu_stream_obj *s;
+	int status = VNPU_SUCCESS;
+
+	pthread_mutex_lock(&ctx->lock);
+	s = ctx->default_stream;
+	if (s)
+		atomic_fetch_add(&s->obj.refs, 1);
+	pthread_mutex_unlock(&ctx->lock);
+	if (s) {
+		*out = s;
+		return VNPU_SUCCESS;
+	}
+
+	status = vnpu_stream_create_in(ctx, VNPU_PRIORITY_NORMAL, 0, NULL, &s);
+	if (status != VNPU_SUCCESS)
+		return status;
+	s->is_default = 1;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->default_stream) {
+		/* Another thread won the race: use its stream. */
+		struct vnpu_stream_obj *mine = s;
+
+		s = ctx->default_stream;
+		atomic_fetch_add(&s->obj.refs, 1);
+		pthread_mutex_unlock(&ctx->lock);
+		vnpu_obj_put(vnpu_handle_remove(mine->obj.handle, VNPU_OBJ_STREAM));
+		*out = s;
+		return VNPU_SUCCESS;
+	}
+	ctx->default_stream = s;
+	pthread_mutex_unlock(&ctx->lock);
+	status = vnpu_ctx_add_stream(ctx, s);
+	if (status != VNPU_SUCCESS) {
+		vnpu_ctx_remove_stream(ctx, s);
+		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM));
+		return status;
+	}
+	atomic_fetch_add(&s->obj.refs, 1);
+	*out = s;
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_default_stream(struct vnpu_context handle, struct vnpu_stream *out)
+{
+	struct vnpu_stream_obj *s;
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (!out)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = vnpu_ctx_get(handle, &ctx);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = vnpu_ctx_default_stream_obj(ctx, &s);
+	if (status == VNPU_SUCCESS) {
+		out->handle = s->obj.handle;
+		vnpu_obj_put(&s->obj);
+	}
+	vnpu_ctx_put(ctx);
+	return vnpu_set_status(status);
+}
+
+/*
+ * Takes every stream off the context and destroys it, draining it first
+ * unless @abort. The driver keeps what queued work uses either way.
+ */
+void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort)
+{
+	for (;;) {
+		struct vnpu_stream_obj *s = NULL;
+
+		pthread_mutex_lock(&ctx->lock);
+		if (ctx->num_streams) {
+			s = ctx->streams[--ctx->num_streams];
+			if (ctx->default_stream == s)
+				ctx->default_stream = NULL;
+		}
+		pthread_mutex_unlock(&ctx->lock);
+		if (!s)
+			return;
+		if (!abort)
+			vnpu_stream_synchronize_obj(s, -1);
+		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM));
+	}
+}
+
 int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)
 {
 	int status = vnpu_rt_enter();
@@ -104,13 +223,14 @@ int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	if (flags)
+	if (flags & ~VNPU_DESTROY_ABORT)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_CONTEXT);
 	if (!obj)
 		return vnpu_set_status(VNPU_ERROR_INVALID_HANDLE);
 	if (current_ctx.handle == handle.handle)
 		current_ctx.handle = 0;
+	vnpu_ctx_destroy_streams((struct vnpu_ctx *)obj, flags & VNPU_DESTROY_ABORT);
 	/* Calls still using the context in other threads hold their own reference. */
 	vnpu_obj_put(obj);
 	return VNPU_SUCCESS;

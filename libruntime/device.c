@@ -243,22 +243,34 @@ static void collect_handle(struct vnpu_obj *obj, void *arg)
 	*(*cursor)++ = obj->handle;
 }
 
-/* Destroys every live context; called by the last finalize. */
-static void destroy_all_contexts(void)
+/* Removes every live object of @type, tearing contexts down like destroy. */
+static void destroy_all(unsigned int type)
 {
 	uint64_t *handles, *cursor;
 	unsigned int n;
 
-	n = vnpu_handle_for_each(VNPU_OBJ_CONTEXT, NULL, NULL);
+	n = vnpu_handle_for_each(type, NULL, NULL);
 	handles = calloc(n ? n : 1, sizeof(*handles));
 	if (!handles)
 		return;
 	cursor = handles;
-	/* Contexts cannot be created meanwhile: rt_lock is held. */
-	vnpu_handle_for_each(VNPU_OBJ_CONTEXT, collect_handle, &cursor);
-	for (uint64_t *h = handles; h < cursor; h++)
-		vnpu_obj_put(vnpu_handle_remove(*h, VNPU_OBJ_CONTEXT));
+	vnpu_handle_for_each(type, collect_handle, &cursor);
+	for (uint64_t *h = handles; h < cursor; h++) {
+		struct vnpu_obj *obj = vnpu_handle_remove(*h, type);
+
+		if (obj && type == VNPU_OBJ_CONTEXT)
+			vnpu_ctx_destroy_streams((struct vnpu_ctx *)obj, 0);
+		vnpu_obj_put(obj);
+	}
 	free(handles);
+}
+
+/* Destroys every live object; called by the last finalize. */
+static void destroy_all_objects(void)
+{
+	/* Events hold their context; contexts take their streams along. */
+	destroy_all(VNPU_OBJ_EVENT);
+	destroy_all(VNPU_OBJ_CONTEXT);
 }
 
 int vnpu_finalize(void)
@@ -272,7 +284,7 @@ int vnpu_finalize(void)
 	} else if (rt.refcount == 1) {
 		if (report && !strcmp(report, "1"))
 			vnpu_leak_report_locked(stderr, NULL);
-		destroy_all_contexts();
+		destroy_all_objects();
 		rt.refcount = 0;
 		close_devices();
 	} else {
@@ -381,6 +393,20 @@ static void report_context(struct vnpu_obj *obj, void *arg)
 	*count += 1 + vnpu_ctx_report_allocs(ctx, out);
 }
 
+static void report_other(struct vnpu_obj *obj, void *arg)
+{
+	unsigned int *count = ((void **)arg)[1];
+	FILE *out = ((void **)arg)[0];
+	char where[128];
+
+	vnpu_describe_caller(obj->created_by, where, sizeof(where));
+	if (out)
+		fprintf(out, "vnpu: leak: %s 0x%llx, created by %s\n",
+			obj->type == VNPU_OBJ_STREAM ? "stream" : "event",
+			(unsigned long long)obj->handle, where);
+	*count += 1;
+}
+
 /* Under rt_lock, so that finalize cannot run meanwhile. */
 static int vnpu_leak_report_locked(FILE *out, unsigned int *count)
 {
@@ -388,6 +414,8 @@ static int vnpu_leak_report_locked(FILE *out, unsigned int *count)
 	void *arg[2] = { out, &total };
 
 	vnpu_handle_for_each(VNPU_OBJ_CONTEXT, report_context, arg);
+	vnpu_handle_for_each(VNPU_OBJ_STREAM, report_other, arg);
+	vnpu_handle_for_each(VNPU_OBJ_EVENT, report_other, arg);
 	if (out)
 		fprintf(out, "vnpu: leak report: %u live object%s\n", total, total == 1 ? "" : "s");
 	if (count)

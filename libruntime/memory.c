@@ -66,7 +66,7 @@ static void close_gem(int fd, uint32_t handle)
 	drmIoctl(fd, DRM_IOCTL_GEM_CLOSE, &args);
 }
 
-static void release_alloc(struct vnpu_ctx *ctx, struct vnpu_alloc *a)
+void vnpu_alloc_release(struct vnpu_ctx *ctx, struct vnpu_alloc *a)
 {
 	if (a->host)
 		munmap(a->host, a->size);
@@ -75,7 +75,7 @@ static void release_alloc(struct vnpu_ctx *ctx, struct vnpu_alloc *a)
 }
 
 /* Creates a buffer and maps it if host-pinned. */
-static int create_alloc(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags,
+int vnpu_alloc_create(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags,
 			void *caller, struct vnpu_alloc **out)
 {
 	struct drm_vnpu_bo_create create = { .size = size, .flags = bo_flags };
@@ -98,7 +98,7 @@ static int create_alloc(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags,
 	if (drmIoctl(ctx->fd, DRM_IOCTL_VNPU_BO_INFO, &info)) {
 		int err = errno;
 
-		release_alloc(ctx, a);
+		vnpu_alloc_release(ctx, a);
 		return vnpu_status_from_errno(err);
 	}
 	a->size = info.size;
@@ -107,7 +107,7 @@ static int create_alloc(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags,
 			       (off_t)info.mmap_offset);
 
 		if (p == MAP_FAILED) {
-			release_alloc(ctx, a);
+			vnpu_alloc_release(ctx, a);
 			return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 		}
 		a->host = p;
@@ -128,13 +128,13 @@ static int ctx_alloc(struct vnpu_context handle, uint64_t size, uint32_t flags,
 	status = vnpu_ctx_get(handle, &ctx);
 	if (status != VNPU_SUCCESS)
 		return status;
-	status = create_alloc(ctx, size, bo_flags, caller, &a);
+	status = vnpu_alloc_create(ctx, size, bo_flags, caller, &a);
 	if (status == VNPU_SUCCESS) {
 		pthread_mutex_lock(&ctx->lock);
 		status = insert_locked(ctx, a);
 		pthread_mutex_unlock(&ctx->lock);
 		if (status != VNPU_SUCCESS)
-			release_alloc(ctx, a);
+			vnpu_alloc_release(ctx, a);
 		else
 			*out = a;
 	}
@@ -210,7 +210,7 @@ static int ctx_free(struct vnpu_context handle, uint64_t devptr, const void *hos
 	a = take_locked(ctx, devptr, host);
 	pthread_mutex_unlock(&ctx->lock);
 	if (a)
-		release_alloc(ctx, a);
+		vnpu_alloc_release(ctx, a);
 	else
 		status = VNPU_ERROR_INVALID_VALUE;
 	vnpu_ctx_put(ctx);
@@ -312,4 +312,41 @@ int vnpu_mem_set_soft_limit(struct vnpu_context handle, uint64_t bytes)
 		status = errno == EINVAL ? VNPU_ERROR_INVALID_VALUE : vnpu_status_from_errno(errno);
 	vnpu_ctx_put(ctx);
 	return vnpu_set_status(status);
+}
+
+uint64_t vnpu_ctx_host_devptr(struct vnpu_ctx *ctx, const void *ptr, uint64_t size)
+{
+	uint64_t devptr = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (size_t i = 0; i < ctx->num_allocs; i++) {
+		struct vnpu_alloc *a = ctx->allocs[i];
+		const char *base = a->host;
+
+		if (base && (const char *)ptr >= base && size <= a->size &&
+		    (uint64_t)((const char *)ptr - base) <= a->size - size) {
+			devptr = a->devptr + (uint64_t)((const char *)ptr - base);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return devptr;
+}
+
+int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size)
+{
+	int owns = 0;
+	size_t pos;
+
+	pthread_mutex_lock(&ctx->lock);
+	/* The allocation starting at or before devptr is the only candidate. */
+	pos = lower_bound_locked(ctx, devptr + 1);
+	if (pos > 0) {
+		struct vnpu_alloc *a = ctx->allocs[pos - 1];
+
+		owns = devptr >= a->devptr && size <= a->size &&
+		       devptr - a->devptr <= a->size - size;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return owns;
 }

@@ -26,6 +26,8 @@ struct vnpu_rt_device {
 
 enum vnpu_obj_type {
 	VNPU_OBJ_CONTEXT = 1,
+	VNPU_OBJ_STREAM = 2,
+	VNPU_OBJ_EVENT = 3,
 };
 
 /*
@@ -51,16 +53,48 @@ struct vnpu_alloc {
 	void *created_by;
 };
 
+struct vnpu_stream_obj;
+
 /* A context: one open file of a device, and everything created in it. */
 struct vnpu_ctx {
 	struct vnpu_obj obj;
 	uint32_t device;	/* logical index */
 	int fd;
-	/* Protects allocs and num_allocs. */
+	/* Protects allocs, num_allocs, cap_allocs, streams, num_streams, default_stream. */
 	pthread_mutex_t lock;
 	struct vnpu_alloc **allocs;	/* sorted by devptr */
 	size_t num_allocs;
 	size_t cap_allocs;
+	struct vnpu_stream_obj **streams;	/* live streams, each referenced */
+	size_t num_streams;
+	struct vnpu_stream_obj *default_stream;
+	struct vnpu_callbacks *callbacks;	/* callback thread, created on first use */
+};
+
+/* A buffer a stream's job still uses, released once the job's point is reached. */
+struct vnpu_deferred {
+	struct vnpu_alloc *alloc;
+	uint64_t point;
+	struct vnpu_deferred *next;
+};
+
+/* A stream: a driver queue and a timeline syncobj whose point N is job N. */
+struct vnpu_stream_obj {
+	struct vnpu_obj obj;
+	struct vnpu_ctx *ctx;		/* referenced */
+	uint32_t queue_id;
+	uint32_t timeline;
+	int priority;
+	uint32_t flags;
+	int is_default;
+	/* Protects every field below; taken for each submission, in order. */
+	pthread_mutex_t lock;
+	uint64_t seq;			/* point of the last job submitted */
+	const char *last_op;		/* what the last job does */
+	struct vnpu_stream_error error;	/* sticky */
+	struct drm_vnpu_sync waits[DRM_VNPU_MAX_WAITS];	/* for the next job */
+	uint32_t num_waits;
+	struct vnpu_deferred *deferred;	/* ordered by point */
 };
 
 /* runtime state, device.c */
@@ -87,9 +121,38 @@ unsigned int vnpu_handle_for_each(unsigned int type, void (*fn)(struct vnpu_obj 
 int vnpu_ctx_get(struct vnpu_context handle, struct vnpu_ctx **ctx);
 void vnpu_ctx_put(struct vnpu_ctx *ctx);
 
+void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort);
+int vnpu_ctx_add_stream(struct vnpu_ctx *ctx, struct vnpu_stream_obj *s);
+void vnpu_ctx_remove_stream(struct vnpu_ctx *ctx, struct vnpu_stream_obj *s);
+int vnpu_ctx_default_stream_obj(struct vnpu_ctx *ctx, struct vnpu_stream_obj **s);
+
+/* stream.c */
+int vnpu_stream_get(struct vnpu_stream handle, struct vnpu_stream_obj **s);
+int vnpu_stream_create_in(struct vnpu_ctx *ctx, int priority, uint32_t flags, void *caller,
+			  struct vnpu_stream_obj **out);
+int vnpu_stream_submit_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmds,
+			      uint32_t count, const char *op, uint64_t *point);
+int vnpu_stream_synchronize_obj(struct vnpu_stream_obj *s, int64_t timeout_ns);
+int vnpu_wait_point(int fd, uint32_t syncobj, uint64_t point, int64_t timeout_ns);
+int vnpu_wait_binary(int fd, uint32_t syncobj, int64_t timeout_ns);
+int vnpu_point_status(int fd, uint32_t syncobj, uint64_t point);
+void vnpu_stream_reap(struct vnpu_stream_obj *s, uint64_t point);
+int vnpu_stream_defer_locked(struct vnpu_stream_obj *s, struct vnpu_alloc *a, uint64_t point);
+
+/* callback.c */
+int vnpu_in_callback(void);
+void vnpu_callbacks_stop(struct vnpu_ctx *ctx);
+
 /* memory.c */
 void vnpu_ctx_free_allocs(struct vnpu_ctx *ctx);
 unsigned int vnpu_ctx_report_allocs(struct vnpu_ctx *ctx, FILE *out);
+int vnpu_alloc_create(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags, void *caller,
+		      struct vnpu_alloc **out);
+void vnpu_alloc_release(struct vnpu_ctx *ctx, struct vnpu_alloc *a);
+/* Device address of [ptr, ptr+size) if inside a host-pinned allocation, else 0. */
+uint64_t vnpu_ctx_host_devptr(struct vnpu_ctx *ctx, const void *ptr, uint64_t size);
+/* Whether [devptr, devptr+size) lies inside one allocation of the context. */
+int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size);
 
 /* log.c */
 enum vnpu_log_level { VNPU_LOG_ERROR = 1, VNPU_LOG_WARN, VNPU_LOG_INFO, VNPU_LOG_DEBUG };

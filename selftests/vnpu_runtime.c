@@ -184,7 +184,7 @@ TEST_F(rt, context_handles_are_checked)
 	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_ctx_get_device(stale, &device));
 	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_ctx_destroy(NO_CTX, 0));
 	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_ctx_get_device(wrong, &device));
-	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_ctx_destroy(self->ctx, 1));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_ctx_destroy(self->ctx, 0x80));
 	/* A new context never reuses the stale handle. */
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &other));
 	EXPECT_NE(stale.handle, other.handle);

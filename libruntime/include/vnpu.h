@@ -38,16 +38,25 @@ enum vnpu_status {
 	VNPU_ERROR_INVALID_HANDLE = 103,
 	VNPU_ERROR_INVALID_CONFIG = 104,
 	VNPU_ERROR_WRONG_CONTEXT = 105,
+	VNPU_ERROR_NOT_PERMITTED = 106,
 	VNPU_ERROR_NO_DEVICE = 200,
 	VNPU_ERROR_OUT_OF_HOST_MEMORY = 201,
 	VNPU_ERROR_PERMISSION_DENIED = 202,
 	VNPU_ERROR_OUT_OF_DEVICE_MEMORY = 203,
 	VNPU_ERROR_QUOTA_EXCEEDED = 204,
+	VNPU_ERROR_TOO_MANY_STREAMS = 206,
+	VNPU_NOT_READY = 300,
+	VNPU_ERROR_TIMEOUT = 301,
 	VNPU_ERROR_DOES_NOT_FIT = 205,
 	VNPU_ERROR_DEVICE_LOST = 500,
 	VNPU_ERROR_DRIVER = 501,
 	VNPU_ERROR_DRIVER_VERSION = 502,
+	VNPU_ERROR_DEVICE_FAULT = 503,
+	VNPU_ERROR_JOB_TIMEOUT = 504,
 };
+
+/* Kept for symmetry with the other 3xx codes: VNPU_NOT_READY is not an error. */
+#define VNPU_ERROR_NOT_READY VNPU_NOT_READY
 
 /** vnpu_status_name() - the enum name of @status, e.g. "VNPU_ERROR_NO_DEVICE". */
 const char *vnpu_status_name(int status);
@@ -325,6 +334,325 @@ int vnpu_mem_set_soft_limit(struct vnpu_context ctx, uint64_t bytes);
  * Return: VNPU_SUCCESS or init state errors.
  */
 int vnpu_leak_report(FILE *out, unsigned int *count);
+
+/* Stream priorities; work of a higher-priority stream is started first. */
+#define VNPU_PRIORITY_LOW (-1)
+#define VNPU_PRIORITY_NORMAL 0
+#define VNPU_PRIORITY_HIGH 1
+
+/* vnpu_stream_create(): run the stream's work on a copy engine. */
+#define VNPU_STREAM_COPY 0x1u
+#define VNPU_STREAM_FLAGS VNPU_STREAM_COPY
+
+/* vnpu_stream_destroy(), vnpu_ctx_destroy(): do not wait for queued work. */
+#define VNPU_DESTROY_ABORT 0x1u
+
+/* Wait forever, for the timeout_ns arguments. */
+#define VNPU_TIMEOUT_INFINITE (-1)
+
+/**
+ * struct vnpu_stream - a stream handle
+ * @handle: opaque; 0 is never a valid stream
+ *
+ * A stream runs its work in the order it was submitted. Several threads
+ * may submit to one stream: each call is one unit, and units run in the
+ * order the calls entered the stream (calls serialize on the stream).
+ */
+struct vnpu_stream {
+	uint64_t handle;
+};
+
+/**
+ * vnpu_stream_create() - create a stream in a context
+ * @ctx: the context
+ * @priority: VNPU_PRIORITY_LOW, _NORMAL or _HIGH; anything else is an error
+ * @flags: 0 or VNPU_STREAM_COPY
+ * @stream: out
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a bad @priority,
+ * @flags or NULL @stream; VNPU_ERROR_TOO_MANY_STREAMS when the process
+ * reached the driver's queue limit; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_create(struct vnpu_context ctx, int priority, uint32_t flags,
+		       struct vnpu_stream *stream);
+
+/**
+ * vnpu_ctx_default_stream() - the context's default stream
+ * @ctx: the context
+ * @stream: out; created on first use at normal priority
+ *
+ * The default stream is an ordinary stream (no implicit barriers with
+ * other streams); synchronous copies run on it. It cannot be destroyed
+ * other than with its context.
+ *
+ * Return: VNPU_SUCCESS or the errors of vnpu_stream_create().
+ */
+int vnpu_ctx_default_stream(struct vnpu_context ctx, struct vnpu_stream *stream);
+
+/**
+ * vnpu_stream_destroy() - destroy a stream
+ * @stream: the stream
+ * @flags: 0 waits for the stream's work first; VNPU_DESTROY_ABORT does not
+ *
+ * Either way nothing is freed while the device still uses it.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for bad @flags or the
+ * default stream; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_destroy(struct vnpu_stream stream, uint32_t flags);
+
+/**
+ * vnpu_stream_synchronize() - wait for all work submitted to a stream
+ * @stream: the stream
+ * @timeout_ns: longest wait in ns; 0 polls; VNPU_TIMEOUT_INFINITE
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_TIMEOUT (the work goes on); the
+ * stream's sticky error (see vnpu_stream_get_error()); VNPU_ERROR_NOT_PERMITTED
+ * from inside a host callback; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_synchronize(struct vnpu_stream stream, int64_t timeout_ns);
+
+/**
+ * vnpu_stream_query() - whether a stream's work is done
+ * @stream: the stream
+ *
+ * Return: VNPU_SUCCESS when done, VNPU_NOT_READY when not (not recorded as
+ * an error), or the stream's error.
+ */
+int vnpu_stream_query(struct vnpu_stream stream);
+
+/**
+ * struct vnpu_stream_error - the sticky error of a stream
+ * @status: VNPU_SUCCESS, or the first asynchronous failure
+ * @point: sequence number of the failed unit of work (1 = first submitted)
+ * @operation: the runtime call that submitted it, e.g. "vnpu_memcpy_htod_async"
+ *
+ * Once work on a stream fails, every later synchronize of the stream and
+ * every later submission to it returns @status; destroy the stream (or
+ * its context) to go on.
+ */
+struct vnpu_stream_error {
+	int status;
+	uint64_t point;
+	const char *operation;
+};
+
+/**
+ * vnpu_stream_get_error() - read a stream's sticky error
+ * @stream: the stream
+ * @error: out
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_VALUE or VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_get_error(struct vnpu_stream stream, struct vnpu_stream_error *error);
+
+/**
+ * vnpu_stream_get_context() - the context a stream belongs to
+ * @stream: the stream
+ * @ctx: out
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_VALUE or VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_get_context(struct vnpu_stream stream, struct vnpu_context *ctx);
+
+/**
+ * vnpu_memcpy_htod_async() - copy host memory to device memory, in stream order
+ * @stream: the stream
+ * @dst: device address inside one vnpu_malloc() allocation of the stream's context
+ * @src: host memory: a vnpu_malloc_host() allocation of the context (copied
+ *	by the device) or any other host memory (copied into a pinned staging
+ *	buffer before the call returns, so @src may be reused at once)
+ * @size: bytes, > 0
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL @src, size 0 or
+ * a range outside the context's allocations; the stream's sticky error;
+ * VNPU_ERROR_OUT_OF_HOST_MEMORY; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_memcpy_htod_async(struct vnpu_stream stream, uint64_t dst, const void *src,
+			   size_t size);
+
+/**
+ * vnpu_memcpy_dtoh_async() - copy device memory to host memory, in stream order
+ * @stream: the stream
+ * @dst: host memory: a vnpu_malloc_host() allocation of the context, which
+ *	the device writes when the stream gets there (the call does not wait),
+ *	or any other host memory, filled through a pinned staging buffer: then
+ *	the call waits for the stream to reach the copy, so the data is in
+ *	@dst when it returns (use host-pinned memory for copies that overlap)
+ * @src: device address inside one allocation of the context
+ * @size: bytes, > 0
+ *
+ * Return: as vnpu_memcpy_htod_async().
+ */
+int vnpu_memcpy_dtoh_async(struct vnpu_stream stream, void *dst, uint64_t src, size_t size);
+
+/**
+ * vnpu_memcpy_dtod_async() - copy between device allocations, in stream order
+ * @stream: the stream
+ * @dst: device address inside one allocation of the context
+ * @src: device address inside one allocation of the context
+ * @size: bytes, > 0
+ *
+ * Return: as vnpu_memcpy_htod_async().
+ */
+int vnpu_memcpy_dtod_async(struct vnpu_stream stream, uint64_t dst, uint64_t src, size_t size);
+
+/**
+ * vnpu_memset_d32_async() - fill device memory with a 32-bit value
+ * @stream: the stream
+ * @dst: device address, 4-byte aligned, inside one allocation of the context
+ * @value: the value written to every 32-bit word
+ * @count: number of 32-bit words, > 0
+ *
+ * Return: as vnpu_memcpy_htod_async().
+ */
+int vnpu_memset_d32_async(struct vnpu_stream stream, uint64_t dst, uint32_t value,
+			  size_t count);
+
+/**
+ * vnpu_memcpy_htod() - synchronous vnpu_memcpy_htod_async() on the default stream
+ * @ctx: the context
+ * @dst: as for vnpu_memcpy_htod_async()
+ * @src: as for vnpu_memcpy_htod_async()
+ * @size: as for vnpu_memcpy_htod_async()
+ *
+ * Returns once the copy is done.
+ *
+ * Return: as vnpu_memcpy_htod_async(), plus the errors of vnpu_stream_synchronize().
+ */
+int vnpu_memcpy_htod(struct vnpu_context ctx, uint64_t dst, const void *src, size_t size);
+
+/** vnpu_memcpy_dtoh() - synchronous vnpu_memcpy_dtoh_async() on the default stream */
+int vnpu_memcpy_dtoh(struct vnpu_context ctx, void *dst, uint64_t src, size_t size);
+
+/** vnpu_memcpy_dtod() - synchronous vnpu_memcpy_dtod_async() on the default stream */
+int vnpu_memcpy_dtod(struct vnpu_context ctx, uint64_t dst, uint64_t src, size_t size);
+
+/** vnpu_memset_d32() - synchronous vnpu_memset_d32_async() on the default stream */
+int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_t count);
+
+/**
+ * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
+ * @stream: the stream
+ * @ns: nanoseconds, 1 to 10 s
+ *
+ * Stands in for a long device operation in tests, demos and scheduling
+ * experiments: the engine is busy, the stream's later work waits.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for @ns 0 or above 10 s;
+ * the stream's sticky error; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_launch_delay(struct vnpu_stream stream, uint64_t ns);
+
+/* vnpu_event_create(): the event records device timestamps. */
+#define VNPU_EVENT_TIMING 0x1u
+#define VNPU_EVENT_FLAGS VNPU_EVENT_TIMING
+
+/**
+ * struct vnpu_event - an event handle
+ * @handle: opaque; 0 is never a valid event
+ *
+ * An event marks a point in a stream: recording it captures all work
+ * submitted to the stream so far; it completes when that work is done.
+ */
+struct vnpu_event {
+	uint64_t handle;
+};
+
+/**
+ * vnpu_event_create() - create an event
+ * @ctx: the context
+ * @flags: 0 or VNPU_EVENT_TIMING
+ * @event: out
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_VALUE, VNPU_ERROR_INVALID_HANDLE,
+ * VNPU_ERROR_OUT_OF_HOST_MEMORY.
+ */
+int vnpu_event_create(struct vnpu_context ctx, uint32_t flags, struct vnpu_event *event);
+
+/**
+ * vnpu_event_record() - capture a stream's work so far in an event
+ * @event: the event; recording again replaces the captured point
+ * @stream: a stream of the event's context
+ *
+ * A timing event submits a timestamp command to the stream.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_WRONG_CONTEXT when the stream belongs to
+ * another context; the stream's sticky error; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_event_record(struct vnpu_event event, struct vnpu_stream stream);
+
+/**
+ * vnpu_event_query() - whether the captured work is done
+ * @event: the event
+ *
+ * Return: VNPU_SUCCESS when done or never recorded, VNPU_NOT_READY when not,
+ * the failed work's error, VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_event_query(struct vnpu_event event);
+
+/**
+ * vnpu_event_synchronize() - wait for the captured work
+ * @event: the event
+ * @timeout_ns: longest wait in ns; 0 polls; VNPU_TIMEOUT_INFINITE
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_TIMEOUT; the failed work's error;
+ * VNPU_ERROR_NOT_PERMITTED from inside a host callback;
+ * VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_event_synchronize(struct vnpu_event event, int64_t timeout_ns);
+
+/**
+ * vnpu_event_elapsed_ns() - device time between two completed timing events
+ * @start: a recorded, completed VNPU_EVENT_TIMING event
+ * @end: another one, of the same device
+ * @ns: out, end minus start in nanoseconds (device clock)
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when an event is not a
+ * timing event, was never recorded, or the two are on different devices;
+ * VNPU_NOT_READY when one has not completed; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_event_elapsed_ns(struct vnpu_event start, struct vnpu_event end, int64_t *ns);
+
+/**
+ * vnpu_stream_wait_event() - make a stream's later work wait for an event
+ * @stream: the stream; its next submitted work waits
+ * @event: an event of any context or device; waiting for an event never
+ *	recorded is a no-op
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_HANDLE, VNPU_ERROR_INVALID_VALUE
+ * when the stream already has the maximum of pending waits (64).
+ */
+int vnpu_stream_wait_event(struct vnpu_stream stream, struct vnpu_event event);
+
+/**
+ * vnpu_event_destroy() - destroy an event, even while its work is pending
+ * @event: the event
+ *
+ * Return: VNPU_SUCCESS or VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_event_destroy(struct vnpu_event event);
+
+/**
+ * typedef-free callback type: void fn(void *user_data, int status)
+ *
+ * vnpu_stream_add_callback() - run a host function when a stream reaches this point
+ * @stream: the stream
+ * @fn: called with @user_data and the stream's status (VNPU_SUCCESS or its
+ *	sticky error) once all earlier work of the stream is done
+ * @user_data: passed to @fn
+ *
+ * Callbacks of a context run on one runtime thread, in the order they were
+ * added per stream. They never hold the device: later device work of the
+ * stream does not wait for the callback. Runtime calls that would block
+ * (synchronize) return VNPU_ERROR_NOT_PERMITTED inside a callback; calls
+ * that only submit work are allowed.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a NULL @fn;
+ * VNPU_ERROR_INVALID_HANDLE; VNPU_ERROR_OUT_OF_HOST_MEMORY.
+ */
+int vnpu_stream_add_callback(struct vnpu_stream stream, void (*fn)(void *user_data, int status),
+			     void *user_data);
 
 /*
  * Static memory planner: pure computation, no device needed.

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Description: libvnpurt streams, events, host callbacks, copies and fills
+ * against the real driver: ordering, waits across streams and contexts,
+ * timing, sticky errors, bad input, concurrent submitters, and the outage
+ * pattern (contexts destroyed with work in flight) at scale.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "vnpu.h"
+#include "vnpu_utils.h"
+
+#define MS 1000000ULL
+
+static uint64_t vram_used(void)
+{
+	uint64_t used = 0;
+	int fd = vnpu_open_nth(0);
+
+	if (fd >= 0) {
+		_vnpu_get_param(fd, DRM_VNPU_PARAM_VRAM_USED, 0, &used);
+		close(fd);
+	}
+	return used;
+}
+
+/*
+ * The driver releases a job's buffers when the scheduler frees the job,
+ * just after its fence signals: poll briefly for the expected value.
+ */
+static uint64_t vram_used_settled(uint64_t want)
+{
+	uint64_t used = vram_used();
+
+	for (int i = 0; i < 100 && used != want; i++) {
+		usleep(20000);
+		used = vram_used();
+	}
+	return used;
+}
+
+static unsigned long module_param(const char *name)
+{
+	char buf[64];
+
+	return vnpu_module_param(name, buf, sizeof(buf)) ? 0 : strtoul(buf, NULL, 0);
+}
+
+FIXTURE(st) {
+	struct vnpu_context ctx;
+	struct vnpu_stream s;
+	uint64_t baseline;
+};
+
+FIXTURE_SETUP(st)
+{
+	if (!vnpu_count_devices())
+		SKIP(return, "no vnpu device");
+	self->baseline = vram_used();
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &self->ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0, &self->s));
+}
+
+FIXTURE_TEARDOWN(st)
+{
+	if (!vnpu_count_devices())
+		return;
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(self->ctx, 0));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_finalize());
+	EXPECT_EQ(self->baseline, vram_used_settled(self->baseline));
+}
+
+static void fill_pattern(uint32_t *p, size_t words, uint32_t seed)
+{
+	for (size_t i = 0; i < words; i++)
+		p[i] = seed * 2654435761u + (uint32_t)i;
+}
+
+TEST_F(st, pageable_round_trip)
+{
+	size_t words = 300000;
+	uint32_t *in = malloc(words * 4), *out = calloc(words, 4);
+	uint64_t d = 0;
+
+	ASSERT_NE(NULL, in);
+	ASSERT_NE(NULL, out);
+	fill_pattern(in, words, 1);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, words * 4, 0, &d));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, d, in, words * 4));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, d, words * 4));
+	EXPECT_EQ(0, memcmp(in, out, words * 4));
+	/* A sub-range, unaligned at both ends. */
+	memset(out, 0, words * 4);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, (char *)out + 3, d + 5, 1001));
+	EXPECT_EQ(0, memcmp((char *)in + 5, (char *)out + 3, 1001));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_free(self->ctx, d));
+	free(in);
+	free(out);
+}
+
+TEST_F(st, pinned_async_round_trip)
+{
+	size_t size = 1 << 20;
+	uint32_t *in = NULL, *out = NULL;
+	uint64_t d = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_host(self->ctx, size, 0, (void **)&in));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_host(self->ctx, size, 0, (void **)&out));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, size, 0, &d));
+	fill_pattern(in, size / 4, 2);
+	memset(out, 0, size);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod_async(self->s, d, in, size));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh_async(self->s, out, d, size));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	EXPECT_EQ(0, memcmp(in, out, size));
+}
+
+TEST_F(st, dtod_and_memset)
+{
+	uint64_t a = 0, b = 0;
+	uint32_t out[1024];
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &a));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &b));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, a, 0xdeadbeef, 1024));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, b, 0, 1024));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtod(self->ctx, b + 64, a, 128));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, b, sizeof(out)));
+	for (int i = 0; i < 1024; i++) {
+		uint32_t want = i >= 16 && i < 48 ? 0xdeadbeef : 0;
+
+		ASSERT_EQ(want, out[i]) {
+			TH_LOG("word %d", i);
+		}
+	}
+}
+
+TEST_F(st, stream_runs_in_order)
+{
+	uint32_t *out = NULL;
+	uint64_t d = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 4096, 0, &d));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_host(self->ctx, 4096, 0, (void **)&out));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->s, d, 1, 1024));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 50 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->s, d, 2, 1024));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh_async(self->s, out, d, 4096));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	for (int i = 0; i < 1024; i++)
+		ASSERT_EQ(2, out[i]);
+}
+
+TEST_F(st, query_and_timeouts)
+{
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_query(self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 400 * MS));
+	EXPECT_EQ(VNPU_NOT_READY, vnpu_stream_query(self->s));
+	/* NOT_READY is an answer, not an error. */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_get_last_error());
+	EXPECT_EQ(VNPU_ERROR_TIMEOUT, vnpu_stream_synchronize(self->s, 1 * MS));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_query(self->s));
+}
+
+TEST_F(st, timing_events_measure_device_time)
+{
+	struct vnpu_event a, b, plain;
+	int64_t ns = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, VNPU_EVENT_TIMING, &a));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, VNPU_EVENT_TIMING, &b));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, 0, &plain));
+	/* Never recorded: complete, but no time. */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_query(a));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_event_elapsed_ns(a, b, &ns));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(a, self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 30 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(b, self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(plain, self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_synchronize(b, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_elapsed_ns(a, b, &ns));
+	/* The delay is a lower bound of the device time between the two. */
+	EXPECT_GE(ns, (int64_t)(30 * MS));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_event_elapsed_ns(a, plain, &ns));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_event_elapsed_ns(a, b, NULL));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(a));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_event_destroy(a));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_event_query(a));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(b));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(plain));
+}
+
+TEST_F(st, stream_waits_for_event_of_another_stream)
+{
+	struct vnpu_stream other;
+	struct vnpu_event e;
+	uint64_t x = 0, y = 0;
+	uint32_t out[256];
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_HIGH, VNPU_STREAM_COPY,
+						   &other));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, 0, &e));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 1024, 0, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 1024, 0, &y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, x, 0, 256));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, y, 0, 256));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 200 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->s, x, 7, 256));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(e, self->s));
+	/* Without the wait the copy would run at once and read zeros. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_wait_event(other, e));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtod_async(other, y, x, 1024));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(other, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, y, sizeof(out)));
+	for (int i = 0; i < 256; i++)
+		ASSERT_EQ(7, out[i]);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(other, 0));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(e));
+}
+
+TEST_F(st, stream_waits_for_event_of_another_context)
+{
+	struct vnpu_context ctx2;
+	struct vnpu_stream s2;
+	struct vnpu_event e, e2;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(vnpu_count_devices() - 1, 0, &ctx2));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(ctx2, VNPU_PRIORITY_NORMAL, 0, &s2));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, 0, &e));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(ctx2, 0, &e2));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 300 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(e, self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_wait_event(s2, e));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s2, 1 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(e2, s2));
+	/* Recording into another context's stream is refused. */
+	EXPECT_EQ(VNPU_ERROR_WRONG_CONTEXT, vnpu_event_record(e, s2));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_synchronize(e2, VNPU_TIMEOUT_INFINITE));
+	/* e2 came after e on the device, so e must be complete too. */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_query(e));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(e));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(e2));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(ctx2, 0));
+}
+
+struct cb_log {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int order[8];
+	int statuses[8];
+	int n;
+	int blocking_status;
+	struct vnpu_stream s;
+};
+
+struct cb_arg {
+	struct cb_log *log;
+	int id;
+};
+
+static void record_cb(void *user, int status)
+{
+	struct cb_arg *a = user;
+	struct cb_log *log = a->log;
+
+	/* A blocking call from a callback must refuse, not deadlock. */
+	if (a->id == 1)
+		log->blocking_status = vnpu_stream_synchronize(log->s, VNPU_TIMEOUT_INFINITE);
+	pthread_mutex_lock(&log->lock);
+	log->statuses[log->n] = status;
+	log->order[log->n++] = a->id;
+	pthread_cond_broadcast(&log->cond);
+	pthread_mutex_unlock(&log->lock);
+}
+
+static int wait_callbacks(struct cb_log *log, int n)
+{
+	struct timespec deadline;
+	int ret = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 20;
+	pthread_mutex_lock(&log->lock);
+	while (log->n < n && !ret)
+		ret = pthread_cond_timedwait(&log->cond, &log->lock, &deadline);
+	pthread_mutex_unlock(&log->lock);
+	return log->n;
+}
+
+TEST_F(st, callbacks_run_in_stream_order)
+{
+	struct cb_log log;
+	struct cb_arg args[3] = { { &log, 1 }, { &log, 2 }, { &log, 3 } };
+
+	memset(&log, 0, sizeof(log));
+	pthread_mutex_init(&log.lock, NULL);
+	pthread_cond_init(&log.cond, NULL);
+
+	log.s = self->s;
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 100 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_add_callback(self->s, record_cb, &args[0]));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 50 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_add_callback(self->s, record_cb, &args[1]));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_add_callback(self->s, record_cb, &args[2]));
+	/* None can have run: the device is still busy with the first delay. */
+	pthread_mutex_lock(&log.lock);
+	EXPECT_EQ(0, log.n);
+	pthread_mutex_unlock(&log.lock);
+	ASSERT_EQ(3, wait_callbacks(&log, 3));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(i + 1, log.order[i]);
+		EXPECT_EQ(VNPU_SUCCESS, log.statuses[i]);
+	}
+	EXPECT_EQ(VNPU_ERROR_NOT_PERMITTED, log.blocking_status);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_add_callback(self->s, NULL, NULL));
+}
+
+TEST_F(st, bad_input_changes_nothing)
+{
+	struct vnpu_stream bad_stream = { 0 }, dflt, created;
+	struct vnpu_event bad_event = { 0 };
+	uint64_t d = 0;
+	uint32_t host[16];
+	void *pinned = NULL;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 4096, 0, &d));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_host(self->ctx, 4096, 0, &pinned));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_create(self->ctx, -2, 0, &created));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_create(self->ctx, 2, 0, &created));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_create(self->ctx, 0, 0x80, &created));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_create(self->ctx, 0, 0, NULL));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_stream_synchronize(bad_stream, 0));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_memcpy_htod_async(bad_stream, d, host, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_event_record(bad_event, self->s));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_stream_wait_event(self->s, bad_event));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_event_create(self->ctx, 0x80, &bad_event));
+	/* Ranges outside the context's allocations, sizes 0, NULL pointers. */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_htod(self->ctx, d + 4090, host, 64));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_htod(self->ctx, d, host, 0));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_htod(self->ctx, d, NULL, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_dtoh(self->ctx, host, d - 4096, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_dtoh(self->ctx, NULL, d, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_dtod(self->ctx, d, d + 8192, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memcpy_dtod(self->ctx, ~0ULL - 2, d, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memset_d32(self->ctx, d + 2, 0, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memset_d32(self->ctx, d, 0, 1025));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_memset_d32(self->ctx, d, 0, 0));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_delay(self->s, 0));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_delay(self->s, 11000 * MS));
+	/* The default stream exists once and cannot be destroyed alone. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_default_stream(self->ctx, &dflt));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_default_stream(self->ctx, &created));
+	EXPECT_EQ(dflt.handle, created.handle);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_destroy(dflt, 0));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_destroy(self->s, 0x80));
+	/* Nothing was submitted or allocated by any of it. */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_query(self->s));
+	EXPECT_EQ(self->baseline + 4096, vram_used());
+}
+
+struct submitter {
+	struct vnpu_stream s;
+	uint64_t buf;
+	int id;
+	int failures;
+};
+
+static void *submit_thread(void *arg)
+{
+	struct submitter *t = arg;
+
+	for (int i = 0; i < 50; i++) {
+		if (vnpu_memset_d32_async(t->s, t->buf + (uint64_t)t->id * 256, t->id + i, 64))
+			t->failures++;
+	}
+	return NULL;
+}
+
+TEST_F(st, threads_share_a_stream)
+{
+	struct submitter t[4];
+	pthread_t tid[4];
+	uint32_t out[256];
+	uint64_t buf = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 1024, 0, &buf));
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct submitter){ self->s, buf, i, 0 };
+		ASSERT_EQ(0, pthread_create(&tid[i], NULL, submit_thread, &t[i]));
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(tid[i], NULL);
+		EXPECT_EQ(0, t[i].failures);
+	}
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, buf, sizeof(out)));
+	/* Each thread's last fill wins in its own quarter: per-thread order holds. */
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ((uint32_t)(i + 49), out[i * 64]);
+}
+
+TEST(job_timeout_is_sticky_on_the_stream)
+{
+	struct vnpu_stream_error err;
+	struct vnpu_context ctx;
+	struct vnpu_stream s;
+
+	if (!vnpu_count_devices())
+		SKIP(return, "no vnpu device");
+	if (module_param("job_timeout_ms") > 1000)
+		SKIP(return, "needs job_timeout_ms <= 1000");
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s, 3000 * MS));
+	EXPECT_EQ(VNPU_ERROR_JOB_TIMEOUT, vnpu_stream_synchronize(s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_get_error(s, &err));
+	EXPECT_EQ(VNPU_ERROR_JOB_TIMEOUT, err.status);
+	EXPECT_EQ(1, err.point);
+	EXPECT_STREQ("vnpu_launch_delay", err.operation);
+	/* Sticky: later work is refused, later synchronizes report it again. */
+	EXPECT_EQ(VNPU_ERROR_JOB_TIMEOUT, vnpu_launch_delay(s, 1 * MS));
+	EXPECT_EQ(VNPU_ERROR_JOB_TIMEOUT, vnpu_stream_synchronize(s, 0));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(s, 0));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(ctx, 0));
+	vnpu_finalize();
+}
+
+/*
+ * The founding outage: per-request contexts destroyed while their work is
+ * still queued. Repeated VNPU_STRESS_ITERS times (default 200); device
+ * memory must be exactly at its baseline afterwards.
+ */
+FIXTURE(outage) {
+	int unused;
+};
+
+FIXTURE_SETUP(outage)
+{
+}
+
+FIXTURE_TEARDOWN(outage)
+{
+}
+
+TEST_F_TIMEOUT(outage, pattern_is_safe, 600)
+{
+	const char *env = getenv("VNPU_STRESS_ITERS");
+	int iters = env ? atoi(env) : 200;
+	uint64_t baseline;
+	uint32_t host[64] = { 1, 2, 3 };
+
+	if (!vnpu_count_devices())
+		SKIP(return, "no vnpu device");
+	baseline = vram_used();
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	for (int i = 0; i < iters; i++) {
+		struct vnpu_context ctx;
+		struct vnpu_stream s;
+		uint64_t a = 0, b = 0;
+
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &ctx));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &s));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(ctx, 65536, 0, &a));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(ctx, 65536, 0, &b));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod_async(s, a, host, sizeof(host)));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s, 1 * MS));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtod_async(s, b, a, 65536));
+		/* Free memory the queued copy still reads, then drop everything. */
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_free(ctx, a));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(ctx, i % 2 ? VNPU_DESTROY_ABORT : 0));
+	}
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_finalize());
+	/* Aborted contexts' work may still be finishing; it releases on its own. */
+	EXPECT_EQ(baseline, vram_used_settled(baseline));
+}
+
+TEST_HARNESS_MAIN
