@@ -228,8 +228,7 @@ struct plan {
 	uint32_t seg_n;		/* leaves of the segment tree */
 	struct idvec *seg;
 	uint8_t *placed;
-	struct span *tmp;
-	size_t tmp_cap;
+	struct span *tmp, *tmp2;
 	uint32_t *ids;		/* scratch list of overlapping ids */
 };
 
@@ -270,6 +269,7 @@ static void plan_free(struct plan *p)
 	free(p->first_start);
 	free(p->placed);
 	free(p->tmp);
+	free(p->tmp2);
 	free(p->ids);
 	memset(p, 0, sizeof(*p));
 }
@@ -424,11 +424,48 @@ static size_t plan_overlaps(const struct plan *p, uint32_t id, uint32_t *out)
 	return k;
 }
 
-static int cmp_span(const void *pa, const void *pb)
+/*
+ * Sorts spans by offset: insertion sort when short, else an LSD radix sort
+ * with 11-bit digits over the bits the offsets use (qsort with a callback
+ * dominated the greedy runs on large traces).
+ */
+static void sort_spans(struct span *a, struct span *tmp, size_t k)
 {
-	const struct span *a = pa, *b = pb;
+	uint64_t maxoff = 0;
+	uint32_t cnt[2048];
 
-	return a->off < b->off ? -1 : a->off > b->off;
+	if (k < 48) {
+		for (size_t i = 1; i < k; i++) {
+			struct span v = a[i];
+			size_t j = i;
+
+			while (j && a[j - 1].off > v.off) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = v;
+		}
+		return;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (a[i].off > maxoff)
+			maxoff = a[i].off;
+	for (unsigned int shift = 0; shift < 64 && (maxoff >> shift); shift += 11) {
+		uint32_t sum = 0;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (size_t i = 0; i < k; i++)
+			cnt[(a[i].off >> shift) & 2047]++;
+		for (size_t d = 0; d < 2048; d++) {
+			uint32_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < k; i++)
+			tmp[cnt[(a[i].off >> shift) & 2047]++] = a[i];
+		memcpy(a, tmp, k * sizeof(*a));
+	}
 }
 
 enum fit { FIT_BEST, FIT_FIRST };
@@ -454,7 +491,7 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 			p->tmp[j].off = off[p->ids[j]];
 			p->tmp[j].end = off[p->ids[j]] + p->size[p->ids[j]];
 		}
-		qsort(p->tmp, k, sizeof(*p->tmp), cmp_span);
+		sort_spans(p->tmp, p->tmp2, k);
 		for (size_t j = 0; j < k; j++) {
 			uint64_t start = align_up(prev_end, a);
 
@@ -489,7 +526,8 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 static int plan_alloc_tmp(struct plan *p)
 {
 	p->tmp = malloc((p->n + 1) * sizeof(*p->tmp));
-	return p->tmp ? 0 : -1;
+	p->tmp2 = malloc((p->n + 1) * sizeof(*p->tmp2));
+	return p->tmp && p->tmp2 ? 0 : -1;
 }
 
 /* --- orders ---------------------------------------------------------------------- */
@@ -973,7 +1011,7 @@ static int random_greedy(struct plan *p, struct key *keys, uint32_t *order,
 
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		   const struct vnpu_plan_options *opts,
-		   struct vnpu_plan_stats *stats, uint64_t start)
+		   struct vnpu_plan_stats *stats)
 {
 	struct plan p;
 	struct key *keys = NULL;
@@ -1014,14 +1052,15 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	if (best.arena == UINT64_MAX)
 		goto out;
-	if (opts->strategy == VNPU_PLAN_BEST) {
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > p.lower_bound) {
 		order_by_size(&p, keys, order);
 		keep(&best, off, greedy_place(&p, order, FIT_FIRST, off, UINT64_MAX), n);
 	}
 	stats->greedy_size = best.arena;
 
 	target = cap ? cap : p.lower_bound;
-	deadline = start + time_ms * 1000000ull;
+	/* The time limit is the search stage's, after the greedy plans. */
+	deadline = now_ns() + time_ms * 1000000ull;
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/*
@@ -1112,7 +1151,7 @@ int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
 	if (count)
 		memcpy(work, bufs, count * sizeof(*work));
-	status = compute(work, count, opts, stats, start);
+	status = compute(work, count, opts, stats);
 	if (status == VNPU_SUCCESS)
 		for (size_t i = 0; i < count; i++)
 			bufs[i].offset = work[i].offset;
