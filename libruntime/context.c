@@ -284,3 +284,46 @@ int vnpu_ctx_get_device(struct vnpu_context handle, uint32_t *device)
 	vnpu_ctx_put(ctx);
 	return VNPU_SUCCESS;
 }
+
+/* Synchronizes every stream of @ctx; the first error wins. */
+int vnpu_ctx_synchronize(struct vnpu_ctx *ctx, int64_t timeout_ns)
+{
+	struct vnpu_stream_obj **streams;
+	size_t n;
+	int status = VNPU_SUCCESS;
+
+	pthread_mutex_lock(&ctx->lock);
+	n = ctx->num_streams;
+	streams = calloc(n ? n : 1, sizeof(*streams));
+	for (size_t i = 0; streams && i < n; i++) {
+		streams[i] = ctx->streams[i];
+		atomic_fetch_add(&streams[i]->obj.refs, 1);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (!streams)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (size_t i = 0; i < n; i++) {
+		int ret = vnpu_stream_synchronize_obj(streams[i], timeout_ns);
+
+		if (status == VNPU_SUCCESS)
+			status = ret;
+		vnpu_obj_put(&streams[i]->obj);
+	}
+	free(streams);
+	return status;
+}
+
+int vnpu_ctx_synchronize_all(struct vnpu_context handle, int64_t timeout_ns)
+{
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (vnpu_in_callback())
+		return vnpu_set_status(VNPU_ERROR_NOT_PERMITTED);
+	status = vnpu_ctx_get(handle, &ctx);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = vnpu_ctx_synchronize(ctx, timeout_ns);
+	vnpu_ctx_put(ctx);
+	return vnpu_set_status(status);
+}

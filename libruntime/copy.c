@@ -8,8 +8,10 @@
  * staging buffer, freed once the job that uses it is done.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
@@ -77,6 +79,9 @@ static int submit_one(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
 	pthread_mutex_unlock(&s->lock);
 	if (point)
 		*point = p;
+	/* VNPU_LAUNCH_BLOCKING=1 pins an asynchronous error to the call that made it. */
+	if (status == VNPU_SUCCESS && vnpu_launch_blocking() && !vnpu_in_callback())
+		status = vnpu_stream_synchronize_obj(s, -1);
 	return status;
 }
 
@@ -287,4 +292,107 @@ int vnpu_launch_delay(struct vnpu_stream handle, uint64_t ns)
 		vnpu_obj_put(&s->obj);
 	}
 	return vnpu_set_status(status);
+}
+
+/*
+ * Makes the allocation of @src_ctx holding [src, src + size) reachable from
+ * @ctx: a PRIME export and import, so the driver validates it as a buffer
+ * of @ctx's file. Returns the address to use in @ctx and the imported handle
+ * (0 when @src_ctx is @ctx), which the caller closes after submitting: the
+ * job keeps the buffer alive.
+ */
+static int import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
+			uint64_t size, uint64_t *addr, uint32_t *handle)
+{
+	struct drm_vnpu_bo_info info = { 0 };
+	uint64_t base = 0;
+	uint32_t src_handle = 0;
+	int fd, status = VNPU_SUCCESS;
+
+	*handle = 0;
+	if (src_ctx == ctx) {
+		*addr = src;
+		return vnpu_ctx_owns_range(ctx, src, size) ? VNPU_SUCCESS : VNPU_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_lock(&src_ctx->lock);
+	for (size_t i = 0; i < src_ctx->num_allocs; i++) {
+		struct vnpu_alloc *a = src_ctx->allocs[i];
+
+		if (src >= a->devptr && size <= a->size && src - a->devptr <= a->size - size) {
+			src_handle = a->gem_handle;
+			base = a->devptr;
+			break;
+		}
+	}
+	/* Exported under the lock so the buffer cannot be freed meanwhile. */
+	if (!src_handle)
+		status = VNPU_ERROR_INVALID_VALUE;
+	else if (drmPrimeHandleToFD(src_ctx->fd, src_handle, DRM_CLOEXEC | DRM_RDWR, &fd))
+		status = vnpu_status_from_errno(errno);
+	pthread_mutex_unlock(&src_ctx->lock);
+	if (status != VNPU_SUCCESS)
+		return status;
+
+	if (drmPrimeFDToHandle(ctx->fd, fd, handle))
+		status = vnpu_status_from_errno(errno);
+	close(fd);
+	if (status != VNPU_SUCCESS)
+		return status;
+	info.handle = *handle;
+	if (drmIoctl(ctx->fd, DRM_IOCTL_VNPU_BO_INFO, &info)) {
+		status = vnpu_status_from_errno(errno);
+		drmCloseBufferHandle(ctx->fd, *handle);
+		*handle = 0;
+		return status;
+	}
+	*addr = info.device_addr + (src - base);
+	return VNPU_SUCCESS;
+}
+
+static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src_handle,
+		uint64_t src, size_t size, const char *op)
+{
+	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_COPY, .dst = dst, .size = size };
+	struct vnpu_ctx *src_ctx;
+	uint32_t imported = 0;
+	uint64_t addr = 0;
+	int status;
+
+	if (!size || !vnpu_ctx_owns_range(s->ctx, dst, size))
+		return VNPU_ERROR_INVALID_VALUE;
+	status = vnpu_ctx_get(src_handle, &src_ctx);
+	if (status != VNPU_SUCCESS)
+		return status;
+	status = import_range(s->ctx, src_ctx, src, size, &addr, &imported);
+	cmd.src = addr;
+	if (status == VNPU_SUCCESS)
+		status = submit_one(s, &cmd, NULL, op, NULL);
+	if (imported)
+		drmCloseBufferHandle(s->ctx->fd, imported);
+	vnpu_ctx_put(src_ctx);
+	return status;
+}
+
+int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_context src_ctx,
+			   uint64_t src, size_t size)
+{
+	struct vnpu_stream_obj *s;
+	int status = vnpu_stream_get(stream, &s);
+
+	if (status == VNPU_SUCCESS) {
+		status = peer(s, dst, src_ctx, src, size, __func__);
+		vnpu_obj_put(&s->obj);
+	}
+	return vnpu_set_status(status);
+}
+
+int vnpu_memcpy_peer(struct vnpu_context ctx, uint64_t dst, struct vnpu_context src_ctx,
+		     uint64_t src, size_t size)
+{
+	struct vnpu_stream_obj *s;
+	int status = sync_stream(ctx, &s);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	return finish(s, peer(s, dst, src_ctx, src, size, __func__));
 }

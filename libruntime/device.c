@@ -32,6 +32,7 @@ struct vnpu_runtime {
 	uint32_t num_devices;
 	uint32_t *visible;
 	uint32_t num_visible;
+	int launch_blocking;
 };
 
 /* Protects every field of rt: init, finalize and queries may race. */
@@ -227,8 +228,11 @@ int vnpu_init(unsigned int flags)
 	if (!rt.refcount)
 		status = discover_devices();
 	if (status == VNPU_SUCCESS) {
+		const char *blocking = getenv("VNPU_LAUNCH_BLOCKING");
+
 		rt.refcount++;
 		rt.ever_initialized = 1;
+		rt.launch_blocking = blocking && !strcmp(blocking, "1");
 		vnpu_log(VNPU_LOG_INFO, "init: %u of %u devices visible", rt.num_visible,
 			 rt.num_devices);
 	}
@@ -432,5 +436,77 @@ int vnpu_leak_report(FILE *out, unsigned int *count)
 	if (status == VNPU_SUCCESS)
 		status = vnpu_leak_report_locked(out, count);
 	pthread_mutex_unlock(&rt_lock);
+	return vnpu_set_status(status);
+}
+
+int vnpu_launch_blocking(void)
+{
+	int blocking;
+
+	pthread_mutex_lock(&rt_lock);
+	blocking = rt.launch_blocking;
+	pthread_mutex_unlock(&rt_lock);
+	return blocking;
+}
+
+int vnpu_device_get_health(uint32_t device, enum vnpu_health *health)
+{
+	struct vnpu_rt_device dev;
+	uint64_t value = 0;
+	int status, ret;
+
+	if (!health)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = vnpu_rt_device(device, &dev);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	/* The fd stays open until finalize; a racing finalize makes this fail cleanly. */
+	ret = vnpu_get_param(dev.fd, DRM_VNPU_PARAM_HEALTH, &value);
+	if (ret)
+		return vnpu_set_status(vnpu_status_from_errno(ret));
+	*health = (enum vnpu_health)value;
+	return VNPU_SUCCESS;
+}
+
+struct device_streams {
+	uint32_t device;
+	uint64_t *handles;
+	unsigned int n, cap;
+};
+
+static void collect_device_context(struct vnpu_obj *obj, void *arg)
+{
+	struct vnpu_ctx *ctx = (struct vnpu_ctx *)obj;
+	struct device_streams *ds = arg;
+
+	if (ctx->device == ds->device && ds->n < ds->cap)
+		ds->handles[ds->n++] = obj->handle;
+}
+
+int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns)
+{
+	struct device_streams ds = { .device = device };
+	struct vnpu_rt_device dev;
+	int status = vnpu_rt_device(device, &dev);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	if (vnpu_in_callback())
+		return vnpu_set_status(VNPU_ERROR_NOT_PERMITTED);
+	ds.cap = vnpu_handle_for_each(VNPU_OBJ_CONTEXT, NULL, NULL) + 1;
+	ds.handles = calloc(ds.cap, sizeof(*ds.handles));
+	if (!ds.handles)
+		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
+	vnpu_handle_for_each(VNPU_OBJ_CONTEXT, collect_device_context, &ds);
+	for (unsigned int i = 0; i < ds.n && status == VNPU_SUCCESS; i++) {
+		struct vnpu_ctx *ctx;
+
+		/* A context destroyed meanwhile has nothing left to wait for. */
+		if (vnpu_ctx_get((struct vnpu_context){ ds.handles[i] }, &ctx) != VNPU_SUCCESS)
+			continue;
+		status = vnpu_ctx_synchronize(ctx, timeout_ns);
+		vnpu_ctx_put(ctx);
+	}
+	free(ds.handles);
 	return vnpu_set_status(status);
 }

@@ -102,6 +102,9 @@ int vnpu_rt_enter(void);
 void vnpu_rt_exit(void);
 int vnpu_rt_device(uint32_t logical, struct vnpu_rt_device *dev);
 
+/* Whether VNPU_LAUNCH_BLOCKING=1 was set at init. */
+int vnpu_launch_blocking(void);
+
 /* DRM_IOCTL_VNPU_GET_PARAM; returns 0 or -errno. */
 int vnpu_get_param(int fd, uint32_t param, uint64_t *value);
 /* Maps an errno from the driver to a status. */
@@ -122,6 +125,7 @@ int vnpu_ctx_get(struct vnpu_context handle, struct vnpu_ctx **ctx);
 void vnpu_ctx_put(struct vnpu_ctx *ctx);
 
 void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort);
+int vnpu_ctx_synchronize(struct vnpu_ctx *ctx, int64_t timeout_ns);
 int vnpu_ctx_add_stream(struct vnpu_ctx *ctx, struct vnpu_stream_obj *s);
 void vnpu_ctx_remove_stream(struct vnpu_ctx *ctx, struct vnpu_stream_obj *s);
 int vnpu_ctx_default_stream_obj(struct vnpu_ctx *ctx, struct vnpu_stream_obj **s);

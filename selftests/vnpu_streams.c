@@ -406,6 +406,79 @@ TEST_F(st, threads_share_a_stream)
 		EXPECT_EQ((uint32_t)(i + 49), out[i * 64]);
 }
 
+TEST_F(st, peer_copy_between_contexts_and_devices)
+{
+	unsigned int last = vnpu_count_devices() - 1;
+	struct vnpu_context peer_ctx;
+	uint64_t src = 0, dst = 0, back = 0;
+	uint32_t out[512];
+
+	/* The last device is another device when there are two. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(last, 0, &peer_ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &src));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(peer_ctx, sizeof(out), 0, &dst));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, src, 0x600d, 512));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(peer_ctx, dst, 0, 512));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_peer(peer_ctx, dst, self->ctx, src, sizeof(out)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(peer_ctx, out, dst, sizeof(out)));
+	for (int i = 0; i < 512; i++)
+		ASSERT_EQ(0x600d, out[i]);
+	/* And back, asynchronously, into a second buffer of this context. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(peer_ctx, dst, 0xbeef, 512));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &back));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_peer_async(self->s, back, peer_ctx, dst, sizeof(out)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, back, sizeof(out)));
+	for (int i = 0; i < 512; i++)
+		ASSERT_EQ(0xbeef, out[i]);
+	/* Source outside the source context's allocations. */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE,
+		  vnpu_memcpy_peer(peer_ctx, dst, self->ctx, src + 4094, 4));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE,
+		  vnpu_memcpy_peer(peer_ctx, dst, (struct vnpu_context){ 0 }, src, 4));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(peer_ctx, 0));
+}
+
+TEST_F(st, device_synchronize_waits_for_every_context)
+{
+	struct vnpu_context other;
+	struct vnpu_stream s2;
+	enum vnpu_health health = VNPU_HEALTH_NEEDS_RESET;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &other));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(other, VNPU_PRIORITY_LOW, 0, &s2));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->s, 150 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s2, 150 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_device_synchronize(0, VNPU_TIMEOUT_INFINITE));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_query(self->s));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_query(s2));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_device_get_health(0, &health));
+	EXPECT_EQ(VNPU_HEALTH_OK, health);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_device_get_health(99, &health));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_device_get_health(0, NULL));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_device_synchronize(99, 0));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(other, 0));
+}
+
+TEST(launch_blocking_makes_launches_synchronous)
+{
+	struct vnpu_context ctx;
+	struct vnpu_stream s;
+
+	if (!vnpu_count_devices())
+		SKIP(return, "no vnpu device");
+	setenv("VNPU_LAUNCH_BLOCKING", "1", 1);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s, 200 * MS));
+	/* Without the variable this would be NOT_READY for the next 200 ms. */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_query(s));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(ctx, 0));
+	vnpu_finalize();
+	unsetenv("VNPU_LAUNCH_BLOCKING");
+}
+
 TEST(job_timeout_is_sticky_on_the_stream)
 {
 	struct vnpu_stream_error err;

@@ -532,6 +532,56 @@ int vnpu_memcpy_dtod(struct vnpu_context ctx, uint64_t dst, uint64_t src, size_t
 int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_t count);
 
 /**
+ * vnpu_memcpy_peer_async() - copy from memory of another context, in stream order
+ * @stream: the stream; @dst lies in its context
+ * @dst: device address inside one allocation of the stream's context
+ * @src_ctx: the context owning @src, on the same or another device
+ * @src: device address inside one device or host-pinned allocation of @src_ctx
+ * @size: bytes, > 0
+ *
+ * The stream's device reads the source through a dma-buf of the source
+ * buffer; the runtime sets that up per call. The source must not be freed
+ * before the copy is done (the driver keeps it alive if it is).
+ *
+ * Return: as vnpu_memcpy_htod_async().
+ */
+int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_context src_ctx,
+			   uint64_t src, size_t size);
+
+/** vnpu_memcpy_peer() - synchronous vnpu_memcpy_peer_async() on @ctx's default stream */
+int vnpu_memcpy_peer(struct vnpu_context ctx, uint64_t dst, struct vnpu_context src_ctx,
+		     uint64_t src, size_t size);
+
+/**
+ * vnpu_ctx_synchronize_all() - wait for the work of every stream of a context
+ * @ctx: the context
+ * @timeout_ns: longest wait per stream in ns; VNPU_TIMEOUT_INFINITE
+ *
+ * Return: VNPU_SUCCESS, the first stream error, VNPU_ERROR_TIMEOUT,
+ * VNPU_ERROR_NOT_PERMITTED inside a callback, VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_ctx_synchronize_all(struct vnpu_context ctx, int64_t timeout_ns);
+
+/**
+ * vnpu_device_synchronize() - wait for the work of every context on a device
+ * @device: logical device index
+ * @timeout_ns: longest wait per stream in ns; VNPU_TIMEOUT_INFINITE
+ *
+ * Return: as vnpu_ctx_synchronize_all(), VNPU_ERROR_INVALID_VALUE for a bad
+ * @device.
+ */
+int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns);
+
+/**
+ * vnpu_device_get_health() - the device's health as the driver reports it now
+ * @device: logical device index
+ * @health: out
+ *
+ * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_VALUE, VNPU_ERROR_DEVICE_LOST.
+ */
+int vnpu_device_get_health(uint32_t device, enum vnpu_health *health);
+
+/**
  * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
  * @stream: the stream
  * @ns: nanoseconds, 1 to 10 s
