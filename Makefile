@@ -43,6 +43,7 @@ TOOLS += $(BUILD)/bin/vnpu-plan
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
@@ -138,7 +139,13 @@ $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/
 
 # --- tests --------------------------------------------------------------------
 
-selftests: $(VM_TESTS) $(RT_TESTS)
+selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES)
+
+# The examples build like any application of the runtime would.
+$(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lpthread \
+		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h \
 		libruntime/include/vnpu.h $(RT_SO) $(KSFT_HEADERS)
