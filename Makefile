@@ -48,6 +48,7 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
+HOST_TESTS += $(BUILD)/host/status_test
 
 .PHONY: all module runtime tools selftests hosttests check demo stress lint install \
 	deps clean FORCE
@@ -158,6 +159,11 @@ $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@
 
 hosttests: $(HOST_TESTS)
+
+$(BUILD)/host/status_test: selftests/host/status_test.c libruntime/status.c \
+		libruntime/include/vnpu.h $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
 
 $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)
