@@ -50,7 +50,7 @@ HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/status_test
 
-.PHONY: all module runtime tools selftests hosttests check demo stress lint install \
+.PHONY: all module runtime tools selftests hosttests check demo stress bench-runtime lint install \
 	deps clean FORCE
 .PHONY: bench-planner
 
@@ -179,6 +179,15 @@ $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c l
 check: deps
 	@$(MAKE) --no-print-directory all
 	@tools/check.sh
+
+$(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c libruntime/include/vnpu.h $(RT_SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -ldrm \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# Runtime overheads against the raw driver, measured in the VM.
+bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime
+	@tools/vm/run-vm.sh --plan tools/bench/runtime.plan --out $(BUILD)/bench-runtime
 
 # The full stress counts; results and timings in build/stress.
 stress: deps

@@ -215,8 +215,10 @@ int vnpu_stream_add_callback(struct vnpu_stream handle, void (*fn)(void *, int),
 	if (status == VNPU_SUCCESS) {
 		/* The stream lock orders this callback after the work submitted so far. */
 		pthread_mutex_lock(&s->lock);
+		status = vnpu_stream_flush_locked(s);
 		cb->point = s->seq;
-		status = arm_eventfd(s, cb->point, &cb->event_fd);
+		if (status == VNPU_SUCCESS)
+			status = arm_eventfd(s, cb->point, &cb->event_fd);
 		if (status == VNPU_SUCCESS) {
 			pthread_mutex_lock(&cbs->lock);
 			if (cbs->tail)

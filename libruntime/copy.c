@@ -133,6 +133,9 @@ static int dtoh(struct vnpu_stream_obj *s, void *dst, uint64_t src, size_t size,
 	cmd.dst = staging->devptr;
 	pthread_mutex_lock(&s->lock);
 	status = vnpu_stream_submit_locked(s, &cmd, 1, op, &point);
+	/* The copy-out waits for the point, so an open batch goes now. */
+	if (status == VNPU_SUCCESS)
+		status = vnpu_stream_flush_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	if (status == VNPU_SUCCESS)
 		status = vnpu_wait_point(s->ctx->fd, s->timeline, point, -1);

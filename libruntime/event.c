@@ -114,13 +114,16 @@ int vnpu_event_record(struct vnpu_event handle, struct vnpu_stream stream)
 	}
 
 	pthread_mutex_lock(&s->lock);
-	point = s->seq;
 	if (e->clock) {
 		struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_TIMESTAMP,
 					    .dst = e->clock->devptr };
 
 		status = vnpu_stream_submit_locked(s, &cmd, 1, "vnpu_event_record", &point);
 	}
+	/* The event names a point: it must exist in the driver now. */
+	if (status == VNPU_SUCCESS)
+		status = vnpu_stream_flush_locked(s);
+	point = s->seq;
 	if (status == VNPU_SUCCESS) {
 		/* Nothing submitted yet: the event is complete at once. */
 		if (point)

@@ -95,6 +95,10 @@ struct vnpu_stream_obj {
 	struct drm_vnpu_sync waits[DRM_VNPU_MAX_WAITS];	/* for the next job */
 	uint32_t num_waits;
 	struct vnpu_deferred *deferred;	/* ordered by point */
+	int batching;			/* between begin_batch and end_batch */
+	struct drm_vnpu_cmd *batch;	/* DRM_VNPU_MAX_CMDS commands gathered */
+	uint32_t batch_count;
+	const char *batch_op;
 };
 
 /* runtime state, device.c */
@@ -136,6 +140,7 @@ int vnpu_stream_create_in(struct vnpu_ctx *ctx, int priority, uint32_t flags, vo
 			  struct vnpu_stream_obj **out);
 int vnpu_stream_submit_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmds,
 			      uint32_t count, const char *op, uint64_t *point);
+int vnpu_stream_flush_locked(struct vnpu_stream_obj *s);
 int vnpu_stream_synchronize_obj(struct vnpu_stream_obj *s, int64_t timeout_ns);
 int vnpu_wait_point(int fd, uint32_t syncobj, uint64_t point, int64_t timeout_ns);
 int vnpu_wait_binary(int fd, uint32_t syncobj, int64_t timeout_ns);

@@ -33,6 +33,7 @@ static void stream_release(struct vnpu_obj *obj)
 	drmSyncobjDestroy(s->ctx->fd, s->timeline);
 	pthread_mutex_destroy(&s->lock);
 	vnpu_ctx_put(s->ctx);
+	free(s->batch);
 	free(s);
 }
 
@@ -231,12 +232,9 @@ int vnpu_point_status(int fd, uint32_t syncobj, uint64_t point)
 	return status;
 }
 
-/*
- * Submits one job of @cmds to @s, after the waits queued by
- * vnpu_stream_wait_event(). Under s->lock. Returns the job's point in @point.
- */
-int vnpu_stream_submit_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmds,
-			      uint32_t count, const char *op, uint64_t *point)
+/* Submits one job to the driver now; under s->lock. */
+static int submit_now_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmds,
+			     uint32_t count, const char *op, uint64_t *point)
 {
 	struct drm_vnpu_submit submit = {
 		.queue_id = s->queue_id,
@@ -264,6 +262,91 @@ int vnpu_stream_submit_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_c
 	return status;
 }
 
+/*
+ * Submits the commands gathered by a batch as one job; under s->lock.
+ * Everything that waits for or names a point of the stream calls this
+ * first, so a batch never holds back a point someone waits for.
+ */
+int vnpu_stream_flush_locked(struct vnpu_stream_obj *s)
+{
+	uint64_t point;
+	int status;
+
+	if (!s->batch_count)
+		return VNPU_SUCCESS;
+	status = submit_now_locked(s, s->batch, s->batch_count,
+				   s->batch_count == 1 ? s->batch_op : "a batch of operations",
+				   &point);
+	s->batch_count = 0;
+	return status;
+}
+
+/*
+ * Submits @cmds to @s after the waits queued by vnpu_stream_wait_event(),
+ * or adds them to the open batch. Under s->lock. @point is the point that
+ * signals when the commands are done.
+ */
+int vnpu_stream_submit_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmds,
+			      uint32_t count, const char *op, uint64_t *point)
+{
+	int status;
+
+	if (!s->batching)
+		return submit_now_locked(s, cmds, count, op, point);
+	if (s->error.status)
+		return s->error.status;
+	if (s->batch_count + count > DRM_VNPU_MAX_CMDS) {
+		status = vnpu_stream_flush_locked(s);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	memcpy(&s->batch[s->batch_count], cmds, count * sizeof(*cmds));
+	s->batch_count += count;
+	s->batch_op = op;
+	*point = s->seq + 1;
+	return VNPU_SUCCESS;
+}
+
+int vnpu_stream_begin_batch(struct vnpu_stream handle)
+{
+	struct vnpu_stream_obj *s;
+	int status = vnpu_stream_get(handle, &s);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&s->lock);
+	if (s->batching) {
+		status = VNPU_ERROR_INVALID_VALUE;
+	} else if (!s->batch) {
+		s->batch = calloc(DRM_VNPU_MAX_CMDS, sizeof(*s->batch));
+		if (!s->batch)
+			status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	}
+	if (status == VNPU_SUCCESS)
+		s->batching = 1;
+	pthread_mutex_unlock(&s->lock);
+	vnpu_obj_put(&s->obj);
+	return vnpu_set_status(status);
+}
+
+int vnpu_stream_end_batch(struct vnpu_stream handle)
+{
+	struct vnpu_stream_obj *s;
+	int status = vnpu_stream_get(handle, &s);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&s->lock);
+	if (!s->batching)
+		status = VNPU_ERROR_INVALID_VALUE;
+	else
+		status = vnpu_stream_flush_locked(s);
+	s->batching = 0;
+	pthread_mutex_unlock(&s->lock);
+	vnpu_obj_put(&s->obj);
+	return vnpu_set_status(status);
+}
+
 int vnpu_stream_synchronize_obj(struct vnpu_stream_obj *s, int64_t timeout_ns)
 {
 	uint64_t point;
@@ -272,8 +355,10 @@ int vnpu_stream_synchronize_obj(struct vnpu_stream_obj *s, int64_t timeout_ns)
 	if (vnpu_in_callback())
 		return VNPU_ERROR_NOT_PERMITTED;
 	pthread_mutex_lock(&s->lock);
+	status = vnpu_stream_flush_locked(s);
 	point = s->seq;
-	status = s->error.status;
+	if (status == VNPU_SUCCESS)
+		status = s->error.status;
 	pthread_mutex_unlock(&s->lock);
 	if (status != VNPU_SUCCESS)
 		return status;
@@ -317,8 +402,10 @@ int vnpu_stream_query(struct vnpu_stream handle)
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
 	pthread_mutex_lock(&s->lock);
+	status = vnpu_stream_flush_locked(s);
 	point = s->seq;
-	status = s->error.status;
+	if (status == VNPU_SUCCESS)
+		status = s->error.status;
 	pthread_mutex_unlock(&s->lock);
 	if (status == VNPU_SUCCESS)
 		status = vnpu_wait_point(s->ctx->fd, s->timeline, point, 0);

@@ -460,6 +460,30 @@ TEST_F(st, device_synchronize_waits_for_every_context)
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(other, 0));
 }
 
+TEST_F(st, batches_gather_operations)
+{
+	uint32_t out[1024];
+	uint64_t d = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &d));
+	ASSERT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_end_batch(self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_begin_batch(self->s));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_stream_begin_batch(self->s));
+	/* More than one job's worth of commands: the batch splits itself. */
+	for (uint32_t i = 0; i < 1024; i++)
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->s, d + i * 4, i, 1));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->s, d, 5000, 1));
+	/* Synchronizing inside a batch submits what was gathered. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->s, d + 4, 6000, 1));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_end_batch(self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, d, sizeof(out)));
+	EXPECT_EQ(5000, out[0]);
+	EXPECT_EQ(6000, out[1]);
+	for (uint32_t i = 2; i < 1024; i++)
+		ASSERT_EQ(i, out[i]);
+}
+
 TEST(launch_blocking_makes_launches_synchronous)
 {
 	struct vnpu_context ctx;

@@ -582,6 +582,32 @@ int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns);
 int vnpu_device_get_health(uint32_t device, enum vnpu_health *health);
 
 /**
+ * vnpu_stream_begin_batch() - gather the stream's next operations into one job
+ * @stream: the stream
+ *
+ * Until vnpu_stream_end_batch(), copies, fills and launches on @stream are
+ * collected and submitted to the driver together, as one job (or several
+ * of DRM_VNPU_MAX_CMDS commands each), which saves a system call and a
+ * scheduler round trip per operation. Anything that must see the work in
+ * the driver — synchronize, query, recording an event, adding a callback,
+ * a copy into pageable memory — submits what was gathered first. Other
+ * threads' operations on the stream join the batch too.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when a batch is already
+ * open; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_begin_batch(struct vnpu_stream stream);
+
+/**
+ * vnpu_stream_end_batch() - submit what the batch gathered and close it
+ * @stream: the stream
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when no batch is open; the
+ * submission's error; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_stream_end_batch(struct vnpu_stream stream);
+
+/**
  * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
  * @stream: the stream
  * @ns: nanoseconds, 1 to 10 s
