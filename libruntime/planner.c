@@ -634,184 +634,399 @@ static uint64_t rng_next(uint64_t *s)
 
 /* --- branch and bound over canonical plans ---------------------------------------- */
 
-struct bb {
+/*
+ * The search follows MiniMalloc (Moffitt, ASPLOS 2024). A node holds the
+ * placed buffers, the lowest offset each unplaced buffer can still take
+ * (above the placed buffers it overlaps) and, per time section, a floor and
+ * the unplaced total. Children place one unplaced buffer at its lowest
+ * offset, in non-decreasing (offset, preorder rank) order, so every plan
+ * is reached once in its canonical "skyline" form. Pruning:
+ *  - dominance: a buffer may not go at or above the lowest top any other
+ *    unplaced buffer can reach (it would leave a gap that one must fill);
+ *  - section inference: in every section, max(floor, offset) plus the
+ *    unplaced total must stay within the target; a section's floor is also
+ *    raised to the lowest offset its unplaced buffers can take;
+ *  - hatless buffers: once a buffer overlapping no unplaced buffer has
+ *    failed, its siblings fail too;
+ *  - dynamic decomposition: when a placement leaves a time point no
+ *    unplaced buffer crosses, the remaining buffers on either side are
+ *    independent problems, solved one after the other; if one fails there
+ *    is nothing to gain from other plans of the others.
+ * Several static preorders run round robin with doubling node limits.
+ */
+enum { MM_NOMEM = -3, MM_TIMEOUT = -2, MM_LIMIT = -1, MM_NONE = 0, MM_FOUND = 1 };
+
+struct mm_ent {
+	uint32_t rank, id;
+};
+
+struct mm_log {
+	uint32_t idx;
+	uint64_t old;
+};
+
+struct mm {
 	struct plan *p;
 	size_t n;
 	uint64_t target;
-	uint32_t *ov_start, *ov;	/* overlap lists (CSR) */
-	uint32_t *rank;			/* preorder rank of each buffer */
-	uint64_t *minoff;
-	uint64_t *floor;		/* per section */
-	uint64_t *total;		/* unplaced size per section */
-	uint64_t *secmin;		/* lowest offset left per section */
-	uint64_t *off;
+	uint32_t *ov_start, *ov;	/* overlapping buffers (CSR) */
+	uint32_t *sm_start, *sm;	/* buffers of each section (CSR) */
+	uint64_t *minoff, *sol, *floor, *total, *bmax;
+	uint32_t *cuts;			/* unplaced buffers crossing s | s + 1 */
+	uint32_t *sec_mark, *buf_mark, mark_now;
 	uint8_t *placed;
-	uint32_t *cand;			/* candidate lists, one per depth */
-	struct { uint32_t id; uint64_t old; } *mlog;
-	size_t mlog_n, mlog_cap;
-	struct { uint32_t s; uint64_t old; } *flog;
-	size_t flog_n, flog_cap;
-	uint64_t nodes, node_limit, deadline;
-	int timeout;
+	struct key *keys;
+	struct mm_ent *chg;
+	const char *heur;
+	struct mm_log *mlog, *flog;
+	size_t mlog_n, mlog_cap, flog_n, flog_cap;
+	struct mm_ent *ord;		/* stack of candidate orderings */
+	size_t ord_n, ord_cap;
+	uint32_t *ids;			/* stack of partitions and cut points */
+	size_t ids_n, ids_cap;
+	uint64_t nodes, nodes_left, deadline;
 };
 
-static struct bb *cmp_bb;
-
-static int cmp_cand(const void *pa, const void *pb)
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const struct bb *bb = cmp_bb;
+	size_t c = *cap ? *cap : 256;
+	void *nv;
 
-	if (bb->minoff[a] != bb->minoff[b])
-		return bb->minoff[a] < bb->minoff[b] ? -1 : 1;
-	return bb->rank[a] < bb->rank[b] ? -1 : bb->rank[a] > bb->rank[b];
-}
-
-/* Returns 1 found, 0 infeasible below this node, -1 limit or timeout. */
-static int bb_search(struct bb *bb, size_t depth, uint64_t last_off,
-		     uint32_t last_rank)
-{
-	uint32_t *cand = bb->cand + depth * (bb->n + 1);
-	size_t k = 0;
-	uint64_t min_height = UINT64_MAX;
-
-	if (depth == bb->n)
-		return 1;
-	if (++bb->nodes > bb->node_limit)
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	nv = realloc(*v, c * elem);
+	if (!nv)
 		return -1;
-	if (!(bb->nodes & 255) && now_ns() > bb->deadline) {
-		bb->timeout = 1;
-		return -1;
-	}
-	for (uint32_t i = 0; i < bb->n; i++) {
-		if (bb->placed[i])
-			continue;
-		cand[k++] = i;
-		if (bb->minoff[i] + bb->p->size[i] < min_height)
-			min_height = bb->minoff[i] + bb->p->size[i];
-	}
-	cmp_bb = bb;
-	qsort(cand, k, sizeof(*cand), cmp_cand);
-	for (size_t c = 0; c < k; c++) {
-		uint32_t id = cand[c];
-		uint64_t o = bb->minoff[id], top = o + bb->p->size[id];
-		size_t mlog0 = bb->mlog_n, flog0 = bb->flog_n;
-		int ok = 1, r = 0;
-
-		/* Canonical: non-decreasing (offset, rank). */
-		if (o < last_off || (o == last_off && bb->rank[id] < last_rank))
-			continue;
-		/* Dominance: a gap below another buffer's top stays open. */
-		if (o >= min_height)
-			break;
-		if (top > bb->target)
-			continue;
-		bb->placed[id] = 1;
-		bb->off[id] = o;
-		for (uint32_t j = bb->ov_start[id]; j < bb->ov_start[id + 1]; j++) {
-			uint32_t other = bb->ov[j];
-			uint64_t m;
-
-			if (bb->placed[other] || bb->minoff[other] >= top)
-				continue;
-			m = align_up(top, bb->p->align[other]);
-			bb->mlog[bb->mlog_n].id = other;
-			bb->mlog[bb->mlog_n++].old = bb->minoff[other];
-			bb->minoff[other] = m;
-			if (m + bb->p->size[other] > bb->target)
-				ok = 0;
-		}
-		for (uint32_t s = bb->p->t0[id]; s < bb->p->t1[id]; s++) {
-			bb->flog[bb->flog_n].s = s;
-			bb->flog[bb->flog_n++].old = bb->floor[s];
-			bb->floor[s] = top;
-			bb->total[s] -= bb->p->size[id];
-		}
-		/*
-		 * Section inference: what remains of a section must fit above
-		 * its floor, which is at least the lowest offset any of its
-		 * unplaced buffers can still take.
-		 */
-		if (ok) {
-			for (uint32_t s = 0; s < bb->p->nsec; s++)
-				bb->secmin[s] = UINT64_MAX;
-			for (size_t c2 = 0; c2 < k; c2++) {
-				uint32_t u = cand[c2];
-
-				if (bb->placed[u])
-					continue;
-				for (uint32_t s = bb->p->t0[u]; s < bb->p->t1[u]; s++)
-					if (bb->minoff[u] < bb->secmin[s])
-						bb->secmin[s] = bb->minoff[u];
-			}
-		}
-		for (uint32_t s = 0; ok && s < bb->p->nsec; s++) {
-			uint64_t f = bb->floor[s];
-
-			if (!bb->total[s])
-				continue;
-			if (f < o)
-				f = o;
-			if (f < bb->secmin[s])
-				f = bb->secmin[s];
-			if (f + bb->total[s] > bb->target)
-				ok = 0;
-		}
-		if (ok)
-			r = bb_search(bb, depth + 1, o, bb->rank[id]);
-		for (uint32_t s = bb->p->t0[id]; s < bb->p->t1[id]; s++)
-			bb->total[s] += bb->p->size[id];
-		while (bb->flog_n > flog0) {
-			bb->flog_n--;
-			bb->floor[bb->flog[bb->flog_n].s] = bb->flog[bb->flog_n].old;
-		}
-		if (r == 1)
-			return 1;
-		while (bb->mlog_n > mlog0) {
-			bb->mlog_n--;
-			bb->minoff[bb->mlog[bb->mlog_n].id] = bb->mlog[bb->mlog_n].old;
-		}
-		bb->placed[id] = 0;
-		if (r < 0)
-			return r;
-	}
+	*v = nv;
+	*cap = c;
 	return 0;
 }
 
-static void bb_free(struct bb *bb)
+static int mm_log_push(struct mm_log **log, size_t *n, size_t *cap,
+		       uint32_t idx, uint64_t old)
 {
-	free(bb->ov_start);
-	free(bb->ov);
-	free(bb->rank);
-	free(bb->minoff);
-	free(bb->floor);
-	free(bb->total);
-	free(bb->secmin);
-	free(bb->off);
-	free(bb->placed);
-	free(bb->cand);
-	free(bb->mlog);
-	free(bb->flog);
+	if (grow((void **)log, cap, *n + 1, sizeof(**log)))
+		return -1;
+	(*log)[*n].idx = idx;
+	(*log)[(*n)++].old = old;
+	return 0;
 }
 
-static int bb_init(struct bb *bb, struct plan *p)
+static int mm_ids_push(struct mm *m, uint32_t v)
 {
-	size_t n = p->n, pairs = 0;
+	if (grow((void **)&m->ids, &m->ids_cap, m->ids_n + 1, sizeof(*m->ids)))
+		return -1;
+	m->ids[m->ids_n++] = v;
+	return 0;
+}
 
-	memset(bb, 0, sizeof(*bb));
-	bb->p = p;
-	bb->n = n;
-	bb->ov_start = calloc(n + 2, sizeof(*bb->ov_start));
-	bb->rank = malloc((n + 1) * sizeof(*bb->rank));
-	bb->minoff = malloc((n + 1) * sizeof(*bb->minoff));
-	bb->floor = malloc((p->nsec + 1) * sizeof(*bb->floor));
-	bb->total = malloc((p->nsec + 1) * sizeof(*bb->total));
-	bb->secmin = malloc((p->nsec + 1) * sizeof(*bb->secmin));
-	bb->off = malloc((n + 1) * sizeof(*bb->off));
-	bb->placed = malloc(n + 1);
-	bb->cand = malloc((n + 1) * (n + 1) * sizeof(*bb->cand));
-	if (!bb->ov_start || !bb->rank || !bb->minoff || !bb->floor ||
-	    !bb->total || !bb->secmin || !bb->off || !bb->placed || !bb->cand)
+static int mm_less(const struct mm *m, struct mm_ent a, struct mm_ent b)
+{
+	if (m->minoff[a.id] != m->minoff[b.id])
+		return m->minoff[a.id] < m->minoff[b.id];
+	return a.rank < b.rank;
+}
+
+static int mm_decompose(struct mm *m, size_t part, size_t pn, uint32_t slo,
+			uint32_t shi, uint64_t pmax, size_t ord0, size_t on,
+			uint64_t off, uint32_t rank, uint32_t id);
+
+/*
+ * Searches the partition ids[part .. part + pn) over sections [slo, shi).
+ * ord[ord0 .. ord0 + on) is the parent's ordering, sorted by (offset, rank)
+ * as they were before the last placement; the entries whose offset that
+ * placement raised carry buf_mark == mark_now.
+ */
+static int mm_search(struct mm *m, size_t part, size_t pn, uint32_t slo,
+		     uint32_t shi, uint64_t pmax, size_t ord0, size_t on,
+		     uint64_t min_off, uint32_t min_rank)
+{
+	const struct plan *p = m->p;
+	size_t base = m->ord_n, k = 0, nc = 0;
+	uint64_t min_height = UINT64_MAX;
+	uint32_t mark = m->mark_now;
+	int r = MM_NONE;
+
+	if (!m->nodes_left)
+		return MM_LIMIT;
+	m->nodes_left--;
+	if (!(++m->nodes & 255) && now_ns() > m->deadline)
+		return MM_TIMEOUT;
+	if (grow((void **)&m->ord, &m->ord_cap, base + on, sizeof(*m->ord)))
+		return MM_NOMEM;
+	/* The unchanged entries stay sorted; sort the raised ones and merge. */
+	for (size_t i = 0; i < on; i++) {
+		struct mm_ent e = m->ord[ord0 + i];
+
+		if (m->placed[e.id])
+			continue;
+		if (m->minoff[e.id] + p->size[e.id] < min_height)
+			min_height = m->minoff[e.id] + p->size[e.id];
+		if (m->buf_mark[e.id] != mark) {
+			m->ord[base + k++] = e;
+			continue;
+		}
+		size_t j = nc++;
+
+		while (j && mm_less(m, e, m->chg[j - 1])) {
+			m->chg[j] = m->chg[j - 1];
+			j--;
+		}
+		m->chg[j] = e;
+	}
+	if (nc) {
+		size_t i = k, j = nc, w = k + nc;
+
+		while (j) {
+			if (i && mm_less(m, m->chg[j - 1], m->ord[base + i - 1]))
+				m->ord[base + --w] = m->ord[base + --i];
+			else
+				m->ord[base + --w] = m->chg[--j];
+		}
+		k += nc;
+	}
+	if (!k)
+		return MM_FOUND;
+	m->ord_n = base + k;
+	for (size_t c = 0; c < k && r == MM_NONE; c++) {
+		struct mm_ent e = m->ord[base + c];
+		uint32_t id = e.id;
+		uint64_t off = m->minoff[id], top = off + p->size[id];
+		size_t mlog0 = m->mlog_n, flog0 = m->flog_n;
+		int hatless = 1, ok = 1;
+
+		if (off < min_off || (off == min_off && e.rank < min_rank))
+			continue;
+		if (off >= min_height)
+			break;
+		if (top > m->target)
+			continue;
+		m->placed[id] = 1;
+		m->sol[id] = off;
+		m->mark_now++;
+		for (uint32_t j = m->ov_start[id]; j < m->ov_start[id + 1]; j++) {
+			uint32_t u = m->ov[j];
+
+			if (m->placed[u])
+				continue;
+			hatless = 0;
+			if (m->minoff[u] >= top)
+				continue;
+			if (mm_log_push(&m->mlog, &m->mlog_n, &m->mlog_cap, u, m->minoff[u]))
+				ok = -1;
+			m->minoff[u] = align_up(top, p->align[u]);
+			m->buf_mark[u] = m->mark_now;
+		}
+		for (uint32_t s = p->t0[id]; s < p->t1[id]; s++) {
+			if (mm_log_push(&m->flog, &m->flog_n, &m->flog_cap, s, m->floor[s]))
+				ok = -1;
+			m->floor[s] = top;
+			m->total[s] -= p->size[id];
+			if (top + m->total[s] > m->target)
+				ok = 0;
+		}
+		/*
+		 * A section's floor is at least its unplaced buffers' lowest
+		 * offset: prune when even that plus the section's total does
+		 * not fit. Only the sections of raised buffers can change, and
+		 * only where the raised offset itself no longer fits; one
+		 * unplaced buffer low enough settles a section. (Keeping such
+		 * floors when nothing is pruned would not prune later either:
+		 * totals only shrink and later floors are higher.)
+		 */
+		for (size_t l = mlog0; ok == 1 && l < m->mlog_n; l++) {
+			uint32_t u = m->mlog[l].idx;
+			uint64_t mu = m->minoff[u];
+
+			if (mu + m->bmax[u] <= m->target)
+				continue;
+			for (uint32_t s = p->t0[u]; ok == 1 && s < p->t1[u]; s++) {
+				uint64_t room;
+				int low = 0;
+
+				if (mu + m->total[s] <= m->target || m->sec_mark[s] == m->mark_now)
+					continue;
+				m->sec_mark[s] = m->mark_now;
+				room = m->target - m->total[s];	/* total < mu + total */
+				for (uint32_t q = m->sm_start[s]; q < m->sm_start[s + 1] && !low; q++)
+					low = !m->placed[m->sm[q]] && m->minoff[m->sm[q]] <= room;
+				if (!low)
+					ok = 0;
+			}
+		}
+		/*
+		 * The offset is a floor for every section of the partition (the
+		 * placements go up); that needs a scan only when the partition's
+		 * largest total at its creation does not fit above it.
+		 */
+		if (ok == 1 && off + pmax > m->target)
+			for (uint32_t s = slo; ok == 1 && s < shi; s++)
+				if (off + m->total[s] > m->target)
+					ok = 0;
+		if (ok < 0)
+			r = MM_NOMEM;
+		else if (ok)
+			r = mm_decompose(m, part, pn, slo, shi, pmax, base, k, off, e.rank, id);
+		for (uint32_t s = p->t0[id]; s < p->t1[id]; s++)
+			m->total[s] += p->size[id];
+		while (m->flog_n > flog0) {
+			m->flog_n--;
+			m->floor[m->flog[m->flog_n].idx] = m->flog[m->flog_n].old;
+		}
+		while (m->mlog_n > mlog0) {
+			m->mlog_n--;
+			m->minoff[m->mlog[m->mlog_n].idx] = m->mlog[m->mlog_n].old;
+		}
+		m->placed[id] = 0;
+		if (r == MM_NONE && hatless)
+			break;
+	}
+	m->ord_n = base;
+	return r;
+}
+
+/* Ranks the partition's buffers by the preorder, then solves it. */
+static int mm_subsolve(struct mm *m, size_t part, size_t pn, uint32_t slo, uint32_t shi)
+{
+	const struct plan *p = m->p;
+	size_t base = m->ord_n;
+	uint64_t pmax = 0;
+	int r;
+
+	for (size_t i = 0; i < pn; i++) {
+		uint32_t id = m->ids[part + i];
+		uint64_t k[3], tot = 0, w = p->in[id].last - p->in[id].first;
+
+		for (uint32_t s = p->t0[id]; s < p->t1[id]; s++)
+			if (m->total[s] > tot)
+				tot = m->total[s];
+		for (int c = 0; c < 3; c++) {
+			switch (m->heur[c]) {
+			case 'T':
+				k[c] = tot;
+				break;
+			case 'W':
+				k[c] = w;
+				break;
+			case 'A':
+				k[c] = w > UINT64_MAX / p->size[id] ? UINT64_MAX : w * p->size[id];
+				break;
+			default:
+				k[c] = p->size[id];
+			}
+		}
+		m->keys[i] = (struct key){ k[0], k[1], k[2], id };
+	}
+	qsort(m->keys, pn, sizeof(*m->keys), cmp_key_desc);
+	for (size_t i = 0; i < pn; i++) {
+		uint32_t id = m->keys[i].id;
+
+		m->keys[i] = (struct key){ ~m->minoff[id], ~(uint64_t)i, 0, id };
+	}
+	qsort(m->keys, pn, sizeof(*m->keys), cmp_key_desc);
+	if (grow((void **)&m->ord, &m->ord_cap, base + pn, sizeof(*m->ord)))
+		return MM_NOMEM;
+	for (size_t i = 0; i < pn; i++)
+		m->ord[base + i] = (struct mm_ent){ (uint32_t)~m->keys[i].k2, m->keys[i].id };
+	m->ord_n = base + pn;
+	for (uint32_t s = slo; s < shi; s++)
+		if (m->total[s] > pmax)
+			pmax = m->total[s];
+	m->mark_now++;		/* nothing raised: the ordering is sorted */
+	r = mm_search(m, part, pn, slo, shi, pmax, base, pn, 0, 0);
+	m->ord_n = base;
+	return r;
+}
+
+static int mm_decompose(struct mm *m, size_t part, size_t pn, uint32_t slo,
+			uint32_t shi, uint64_t pmax, size_t ord0, size_t on,
+			uint64_t off, uint32_t rank, uint32_t id)
+{
+	const struct plan *p = m->p;
+	size_t c0 = m->ids_n, nc;
+	uint32_t lo = slo;
+	int r = MM_FOUND;
+
+	for (uint32_t s = p->t0[id]; s + 1 < p->t1[id]; s++)
+		if (!--m->cuts[s] && mm_ids_push(m, s + 1))
+			r = MM_NOMEM;
+	nc = m->ids_n - c0;
+	if (r != MM_FOUND)
+		;
+	else if (!nc)
+		r = mm_search(m, part, pn, slo, shi, pmax, ord0, on, off, rank);
+	else
+		for (size_t c = 0; c <= nc && r == MM_FOUND; c++) {
+			uint32_t hi = c < nc ? m->ids[c0 + c] : shi;
+			size_t q0 = m->ids_n;
+
+			for (size_t i = 0; i < pn && r == MM_FOUND; i++) {
+				uint32_t u = m->ids[part + i];
+
+				if (!m->placed[u] && p->t0[u] < hi && p->t1[u] > lo &&
+				    mm_ids_push(m, u))
+					r = MM_NOMEM;
+			}
+			if (r == MM_FOUND && m->ids_n > q0)
+				r = mm_subsolve(m, q0, m->ids_n - q0, lo, hi);
+			m->ids_n = q0;
+			lo = hi;
+		}
+	m->ids_n = c0;
+	for (uint32_t s = p->t0[id]; s + 1 < p->t1[id]; s++)
+		m->cuts[s]++;
+	return r;
+}
+
+static void mm_free(struct mm *m)
+{
+	free(m->ov_start);
+	free(m->ov);
+	free(m->sm_start);
+	free(m->sm);
+	free(m->minoff);
+	free(m->sol);
+	free(m->floor);
+	free(m->total);
+	free(m->cuts);
+	free(m->sec_mark);
+	free(m->buf_mark);
+	free(m->placed);
+	free(m->keys);
+	free(m->chg);
+	free(m->bmax);
+	free(m->mlog);
+	free(m->flog);
+	free(m->ord);
+	free(m->ids);
+}
+
+static int mm_init(struct mm *m, struct plan *p)
+{
+	size_t n = p->n, pairs = 0, mem = 0;
+	uint32_t ns = p->nsec;
+
+	memset(m, 0, sizeof(*m));
+	m->p = p;
+	m->n = n;
+	m->ov_start = calloc(n + 2, sizeof(*m->ov_start));
+	m->sm_start = calloc(ns + 2, sizeof(*m->sm_start));
+	m->minoff = calloc(n + 1, sizeof(*m->minoff));
+	m->sol = calloc(n + 1, sizeof(*m->sol));
+	m->floor = calloc(ns + 1, sizeof(*m->floor));
+	m->total = calloc(ns + 1, sizeof(*m->total));
+	m->cuts = calloc(ns + 1, sizeof(*m->cuts));
+	m->sec_mark = calloc(ns + 1, sizeof(*m->sec_mark));
+	m->buf_mark = calloc(n + 1, sizeof(*m->buf_mark));
+	m->placed = calloc(n + 1, 1);
+	m->keys = malloc((n + 1) * sizeof(*m->keys));
+	m->chg = malloc((n + 1) * sizeof(*m->chg));
+	m->bmax = calloc(n + 1, sizeof(*m->bmax));
+	if (!m->ov_start || !m->sm_start || !m->minoff || !m->sol || !m->floor ||
+	    !m->total || !m->cuts || !m->sec_mark || !m->buf_mark || !m->placed ||
+	    !m->keys || !m->chg || !m->bmax)
 		return -1;
 	/* Overlap lists: with every buffer placed, query each one. */
 	plan_reset(p);
@@ -821,113 +1036,110 @@ static int bb_init(struct bb *bb, struct plan *p)
 	for (size_t i = 0; i < n; i++) {
 		size_t k = plan_overlaps(p, (uint32_t)i, p->ids);
 
-		bb->ov_start[i + 1] = bb->ov_start[i] + (uint32_t)(k - 1);
+		m->ov_start[i + 1] = m->ov_start[i] + (uint32_t)(k - 1);
 		pairs += k - 1;
 	}
-	bb->ov = malloc((pairs + 1) * sizeof(*bb->ov));
-	bb->mlog_cap = pairs + 1;
-	bb->mlog = malloc(bb->mlog_cap * sizeof(*bb->mlog));
-	bb->flog_cap = 1;
-	for (size_t i = 0; i < n; i++)
-		bb->flog_cap += p->t1[i] - p->t0[i];
-	bb->flog = malloc(bb->flog_cap * sizeof(*bb->flog));
-	if (!bb->ov || !bb->mlog || !bb->flog)
+	m->ov = malloc((pairs + 1) * sizeof(*m->ov));
+	if (!m->ov)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		size_t k = plan_overlaps(p, (uint32_t)i, p->ids), w = bb->ov_start[i];
+		size_t k = plan_overlaps(p, (uint32_t)i, p->ids), w = m->ov_start[i];
 
 		for (size_t j = 0; j < k; j++)
 			if (p->ids[j] != i)
-				bb->ov[w++] = p->ids[j];
+				m->ov[w++] = p->ids[j];
+	}
+	/* Section members and cuts. */
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t s = p->t0[i]; s < p->t1[i]; s++)
+			m->sm_start[s + 1]++;
+		for (uint32_t s = p->t0[i]; s + 1 < p->t1[i]; s++)
+			m->cuts[s]++;
+		for (uint32_t s = p->t0[i]; s < p->t1[i]; s++)
+			if (p->sec_total[s] > m->bmax[i])
+				m->bmax[i] = p->sec_total[s];
+		mem += p->t1[i] - p->t0[i];
+	}
+	for (uint32_t s = 0; s < ns; s++)
+		m->sm_start[s + 1] += m->sm_start[s];
+	m->sm = malloc((mem + 1) * sizeof(*m->sm));
+	if (!m->sm)
+		return -1;
+	{
+		uint32_t *fill = p->ids;	/* n + 1 entries; nsec <= 2n */
+		uint32_t *tmp = malloc((ns + 1) * sizeof(*tmp));
+
+		(void)fill;
+		if (!tmp)
+			return -1;
+		memcpy(tmp, m->sm_start, (ns + 1) * sizeof(*tmp));
+		for (size_t i = 0; i < n; i++)
+			for (uint32_t s = p->t0[i]; s < p->t1[i]; s++)
+				m->sm[tmp[s]++] = (uint32_t)i;
+		free(tmp);
 	}
 	return 0;
 }
 
-/* Preorders, as key letters: T total, A area, Z size, L length, C sections. */
-static const char *const bb_heuristics[] = { "TAZ", "ATZ", "ZTA", "TZA", "LTA" };
+/* Preorders, as key letters: T section total, W lifetime, A area, Z size. */
+static const char *const mm_heuristics[] = { "TWA", "TAW", "WAT" };
 
-static uint64_t bb_key(const struct plan *p, const uint64_t *maxtot, size_t i, char c)
+/* Solves the partitions separated by cuts no buffer crosses. */
+static int mm_solve_all(struct mm *m)
 {
-	const struct vnpu_plan_buffer *b = &p->in[i];
+	const struct plan *p = m->p;
+	uint32_t lo = 0;
+	int r = MM_FOUND;
 
-	switch (c) {
-	case 'T':
-		return maxtot[i];
-	case 'A': {
-		uint64_t len = b->last - b->first;
-
-		return len > UINT64_MAX / p->size[i] ? UINT64_MAX : len * p->size[i];
+	for (uint32_t s = 1; s <= p->nsec && r == MM_FOUND; s++) {
+		if (s < p->nsec && m->cuts[s - 1])
+			continue;
+		m->ids_n = 0;
+		for (uint32_t j = p->first_start[lo]; j < p->first_start[s]; j++)
+			if (mm_ids_push(m, p->by_first[j]))
+				return MM_NOMEM;
+		if (m->ids_n)
+			r = mm_subsolve(m, 0, m->ids_n, lo, s);
+		lo = s;
 	}
-	case 'Z':
-		return p->size[i];
-	case 'L':
-		return b->last - b->first;
-	default:
-		return p->t1[i] - p->t0[i];
-	}
+	m->ids_n = 0;
+	return r;
 }
 
 /* Returns 1 found (into @off), 0 proven infeasible, -1 timeout/no memory. */
 static int bb_run(struct plan *p, uint64_t target, uint64_t deadline,
 		  uint64_t *off, uint64_t *nodes)
 {
-	struct bb bb;
-	struct key *keys = NULL;
-	uint64_t *maxtot = NULL;
-	uint32_t *order = NULL;
-	int result = -1;
-	size_t nh = sizeof(bb_heuristics) / sizeof(bb_heuristics[0]);
+	struct mm m;
+	int result = -1, r = MM_LIMIT;
+	size_t nh = sizeof(mm_heuristics) / sizeof(mm_heuristics[0]);
 
-	if (bb_init(&bb, p))
+	if (mm_init(&m, p))
 		goto out;
-	keys = malloc((p->n + 1) * sizeof(*keys));
-	maxtot = malloc((p->n + 1) * sizeof(*maxtot));
-	order = malloc((p->n + 1) * sizeof(*order));
-	if (!keys || !maxtot || !order)
-		goto out;
-	for (size_t i = 0; i < p->n; i++) {
-		maxtot[i] = 0;
-		for (uint32_t s = p->t0[i]; s < p->t1[i]; s++)
-			if (p->sec_total[s] > maxtot[i])
-				maxtot[i] = p->sec_total[s];
-	}
-	bb.target = target;
-	bb.deadline = deadline;
-	for (uint64_t limit = 2 * p->n; result < 0 && !bb.timeout; limit *= 2) {
-		for (size_t h = 0; h < nh && result < 0 && !bb.timeout; h++) {
-			const char *hs = bb_heuristics[h];
-
-			for (size_t i = 0; i < p->n; i++)
-				keys[i] = (struct key){ bb_key(p, maxtot, i, hs[0]),
-							bb_key(p, maxtot, i, hs[1]),
-							bb_key(p, maxtot, i, hs[2]),
-							(uint32_t)i };
-			sort_keys(keys, p->n, order);
-			for (size_t i = 0; i < p->n; i++)
-				bb.rank[order[i]] = (uint32_t)i;
-			for (size_t i = 0; i < p->n; i++) {
-				bb.minoff[i] = 0;
-				bb.placed[i] = 0;
-			}
+	m.target = target;
+	m.deadline = deadline;
+	for (uint64_t limit = 2 * p->n + 2; r == MM_LIMIT; limit *= 2) {
+		for (size_t h = 0; h < nh && r == MM_LIMIT; h++) {
 			for (uint32_t s = 0; s < p->nsec; s++) {
-				bb.floor[s] = 0;
-				bb.total[s] = p->sec_total[s];
+				m.floor[s] = 0;
+				m.total[s] = p->sec_total[s];
 			}
-			bb.mlog_n = bb.flog_n = 0;
-			bb.node_limit = bb.nodes + limit;
-			result = bb_search(&bb, 0, 0, 0);
+			m.heur = mm_heuristics[h];
+			m.nodes_left = limit;
+			r = mm_solve_all(&m);
 		}
 		if (limit > UINT64_MAX / 4)
 			break;
 	}
-	if (result == 1)
-		memcpy(off, bb.off, p->n * sizeof(*off));
+	if (r == MM_FOUND) {
+		memcpy(off, m.sol, p->n * sizeof(*off));
+		result = 1;
+	} else if (r == MM_NONE) {
+		result = 0;
+	}
 out:
-	*nodes += bb.nodes;
-	free(keys);
-	free(maxtot);
-	free(order);
-	bb_free(&bb);
+	*nodes += m.nodes;
+	mm_free(&m);
 	return result;
 }
 
