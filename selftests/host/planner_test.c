@@ -181,6 +181,37 @@ TEST(search_fits_a_tight_capacity)
 	EXPECT_EQ(10, arena);
 }
 
+TEST(search_decomposes_independent_blocks)
+{
+	/*
+	 * 60 copies of the staggered pattern above, one after the other in
+	 * time: greedy misses each, the search must solve 60 independent
+	 * blocks, which dynamic decomposition does one by one.
+	 */
+	static const struct fx pat[] = {
+		{ 0, 2, 6 }, { 0, 4, 4 }, { 2, 6, 6 }, { 4, 8, 4 }, { 6, 8, 6 },
+	};
+	enum { BLOCKS = 60 };
+	struct vnpu_plan_buffer *b = calloc(BLOCKS * N(pat), sizeof(*b));
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .capacity = 10,
+				       .time_limit_ms = 2000 };
+	struct vnpu_plan_stats st;
+	uint64_t arena;
+
+	ASSERT_NE(NULL, b);
+	for (size_t k = 0; k < BLOCKS; k++)
+		for (size_t i = 0; i < N(pat); i++)
+			b[k * N(pat) + i] = (struct vnpu_plan_buffer){
+				.size = pat[i].size, .first = 8 * k + pat[i].first,
+				.last = 8 * k + pat[i].last };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, BLOCKS * N(pat), &o, &st));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, BLOCKS * N(pat), 10, &arena));
+	EXPECT_EQ(10, arena);
+	EXPECT_EQ(1, st.optimal);
+	EXPECT_LT(st.elapsed_ns, 2000000000ull);
+	free(b);
+}
+
 TEST(verifier_catches_overlap_and_misalignment)
 {
 	struct vnpu_plan_buffer b[] = {

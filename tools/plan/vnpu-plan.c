@@ -6,9 +6,13 @@
  *
  *   vnpu-plan FILE.csv [--capacity N] [--strategy size|breadth|best]
  *             [--time-limit MS] [--seed N] [--output OUT.csv] [--table]
+ *   vnpu-plan --synthetic N [same options]
  *
  * FILE.csv has the header "id,lower,upper,size" (an optional fifth column
  * "alignment" is accepted); each buffer is live over [lower, upper).
+ * --synthetic N plans N generated buffers instead (a trace shaped like a
+ * training graph: mostly short-lived activations, some long-lived ones,
+ * sizes spread over four orders of magnitude; --seed picks the trace).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,7 +28,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vnpu-plan FILE.csv [--capacity N] [--strategy size|breadth|best]\n"
-		"                 [--time-limit MS] [--seed N] [--output OUT.csv] [--table]\n");
+		"                 [--time-limit MS] [--seed N] [--output OUT.csv] [--table]\n"
+		"       vnpu-plan --synthetic N [same options]\n");
 }
 
 /* Parses one unsigned decimal field ending at ',' or end of line. */
@@ -145,6 +150,48 @@ out:
 	return rc;
 }
 
+static uint64_t synth_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * N buffers over about N / 2 steps: three in four live a few steps, the
+ * rest up to a tenth of the trace (saved activations); sizes log-uniform
+ * from 256 bytes to 4 MiB, multiples of 256.
+ */
+static int synthesize(struct input *in, size_t n, uint64_t seed)
+{
+	uint64_t rng = seed * 0x2545f4914f6cdd1dull + 1;
+	uint64_t steps = n / 2 + 1;
+
+	in->bufs = calloc(n + 1, sizeof(*in->bufs));
+	in->ids = calloc(n + 1, sizeof(*in->ids));
+	if (!in->bufs || !in->ids)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = synth_next(&rng), first = r % steps, len;
+		unsigned int bits = 8 + (unsigned int)(synth_next(&rng) % 15);
+
+		if ((r >> 32) % 4)
+			len = 1 + (r >> 40) % 4;
+		else
+			len = 1 + (r >> 40) % (steps / 10 + 1);
+		in->ids[i] = i;
+		in->bufs[i] = (struct vnpu_plan_buffer){
+			.size = ((1ull << bits) + synth_next(&rng) % (1ull << bits)) & ~255ull,
+			.first = first, .last = first + len };
+		if (!in->bufs[i].size)
+			in->bufs[i].size = 256;
+	}
+	in->n = n;
+	return 0;
+}
+
 static int parse_number(const char *s, uint64_t *out)
 {
 	char *end;
@@ -172,6 +219,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "table", no_argument, NULL, 'T' },
+		{ "synthetic", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -180,9 +228,9 @@ int main(int argc, char **argv)
 	struct input in = { 0 };
 	const char *output = NULL, *path;
 	int table = 0, opt, status;
-	uint64_t v;
+	uint64_t v, synthetic = 0;
 
-	while ((opt = getopt_long(argc, argv, "c:s:t:r:o:Th", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:s:t:r:o:TS:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			if (parse_number(optarg, &opts.capacity) || !opts.capacity) {
@@ -220,6 +268,14 @@ int main(int argc, char **argv)
 		case 'T':
 			table = 1;
 			break;
+		case 'S':
+			if (parse_number(optarg, &synthetic) || !synthetic ||
+			    synthetic > 100000000) {
+				fprintf(stderr, "vnpu-plan: bad --synthetic '%s' (1..100000000)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -228,13 +284,26 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind + 1 != argc) {
+	if (optind + (synthetic ? 0 : 1) != argc) {
 		usage(stderr);
 		return 2;
 	}
-	path = argv[optind];
-	if (read_csv(path, &in))
-		return 1;
+	if (synthetic) {
+		static char name[64];
+
+		snprintf(name, sizeof(name), "synthetic-%" PRIu64, synthetic);
+		path = name;
+		if (synthesize(&in, (size_t)synthetic, opts.seed)) {
+			fprintf(stderr, "vnpu-plan: out of memory\n");
+			free(in.bufs);
+			free(in.ids);
+			return 1;
+		}
+	} else {
+		path = argv[optind];
+		if (read_csv(path, &in))
+			return 1;
+	}
 
 	status = vnpu_plan_compute(in.bufs, in.n, &opts, &st);
 	if (status == VNPU_ERROR_DOES_NOT_FIT) {
