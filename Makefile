@@ -39,6 +39,7 @@ RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan
+TOOLS += $(BUILD)/bin/vnpu-trace
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
@@ -46,6 +47,7 @@ VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
+RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/status_test
@@ -123,6 +125,10 @@ $(BUILD)/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
@@ -221,6 +227,7 @@ install: all
 	install -D -m 0644 libruntime/include/vnpu.h $(DESTDIR)$(PREFIX)/include/vnpu.h
 	install -D -m 0644 uapi/drm/vnpu_accel.h $(DESTDIR)$(PREFIX)/include/drm/vnpu_accel.h
 	install -D -m 0755 $(BUILD)/bin/vnpu-smi $(DESTDIR)$(PREFIX)/bin/vnpu-smi
+	install -D -m 0755 $(BUILD)/bin/vnpu-trace $(DESTDIR)$(PREFIX)/bin/vnpu-trace
 	-ldconfig
 	-depmod -a $(KVER)
 	-udevadm control --reload-rules && udevadm trigger --subsystem-match=accel

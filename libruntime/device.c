@@ -18,6 +18,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 static int vnpu_leak_report_locked(FILE *out, unsigned int *count);
 
@@ -233,6 +234,7 @@ int vnpu_init(unsigned int flags)
 		rt.refcount++;
 		rt.ever_initialized = 1;
 		rt.launch_blocking = blocking && !strcmp(blocking, "1");
+		vnpu_trace_init();
 		vnpu_log(VNPU_LOG_INFO, "init: %u of %u devices visible", rt.num_visible,
 			 rt.num_devices);
 	}
@@ -289,6 +291,7 @@ int vnpu_finalize(void)
 		if (report && !strcmp(report, "1"))
 			vnpu_leak_report_locked(stderr, NULL);
 		destroy_all_objects();
+		vnpu_trace_finalize();
 		rt.refcount = 0;
 		close_devices();
 	} else {

@@ -99,6 +99,7 @@ struct vnpu_stream_obj {
 	struct drm_vnpu_cmd *batch;	/* DRM_VNPU_MAX_CMDS commands gathered */
 	uint32_t batch_count;
 	const char *batch_op;
+	struct vnpu_trace_stream *trace;	/* VNPU_TRACE only, trace.c */
 };
 
 /* runtime state, device.c */

@@ -20,6 +20,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 static void stream_release(struct vnpu_obj *obj)
 {
@@ -27,6 +28,8 @@ static void stream_release(struct vnpu_obj *obj)
 	struct drm_vnpu_queue_destroy destroy = { .queue_id = s->queue_id };
 
 	vnpu_log(VNPU_LOG_INFO, "stream 0x%llx destroyed", (unsigned long long)obj->handle);
+	if (s->trace)
+		vnpu_trace_stream_fini(s);
 	/* Jobs already queued still run; the driver keeps what they use. */
 	drmIoctl(s->ctx->fd, DRM_IOCTL_VNPU_QUEUE_DESTROY, &destroy);
 	vnpu_stream_reap(s, UINT64_MAX);
@@ -105,6 +108,8 @@ int vnpu_stream_create_in(struct vnpu_ctx *ctx, int priority, uint32_t flags, vo
 		return status;
 	}
 	*out = s;
+	if (vnpu_tracing)
+		vnpu_trace_stream_init(s);
 	vnpu_log(VNPU_LOG_INFO, "stream 0x%llx created in context 0x%llx, priority %d",
 		 (unsigned long long)s->obj.handle, (unsigned long long)ctx->obj.handle, priority);
 	return VNPU_SUCCESS;
@@ -236,6 +241,16 @@ int vnpu_point_status(int fd, uint32_t syncobj, uint64_t point)
 static int submit_now_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmds,
 			     uint32_t count, const char *op, uint64_t *point)
 {
+	const struct drm_vnpu_cmd *traced = NULL;
+	int64_t t0 = 0;
+	int status = s->error.status;
+
+	if (s->trace) {
+		t0 = vnpu_trace_now();
+		traced = vnpu_trace_wrap(s, cmds, &count);
+		if (traced)
+			cmds = traced;
+	}
 	struct drm_vnpu_submit submit = {
 		.queue_id = s->queue_id,
 		.cmds = (uintptr_t)cmds,
@@ -244,7 +259,6 @@ static int submit_now_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cm
 		.wait_count = s->num_waits,
 		.signal = { .handle = s->timeline, .point = s->seq + 1 },
 	};
-	int status = s->error.status;
 
 	/* A stream whose work failed stops taking work: the error is sticky. */
 	if (status == VNPU_SUCCESS && drmIoctl(s->ctx->fd, DRM_IOCTL_VNPU_SUBMIT, &submit))
@@ -257,6 +271,8 @@ static int submit_now_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cm
 	for (uint32_t i = 0; i < s->num_waits; i++)
 		drmSyncobjDestroy(s->ctx->fd, s->waits[i].handle);
 	s->num_waits = 0;
+	if (s->trace)
+		vnpu_trace_submitted(s, op, traced != NULL, status == VNPU_SUCCESS ? s->seq : 0, t0);
 	vnpu_log(VNPU_LOG_DEBUG, "stream 0x%llx: %s, %u commands: %s",
 		 (unsigned long long)s->obj.handle, op, count, vnpu_status_name(status));
 	return status;
@@ -367,6 +383,8 @@ int vnpu_stream_synchronize_obj(struct vnpu_stream_obj *s, int64_t timeout_ns)
 	pthread_mutex_lock(&s->lock);
 	if (status != VNPU_ERROR_NOT_READY && status != VNPU_ERROR_TIMEOUT) {
 		vnpu_stream_reap(s, point);
+		if (s->trace)
+			vnpu_trace_collect(s, point);
 		if (status != VNPU_SUCCESS && !s->error.status) {
 			s->error.status = status;
 			s->error.point = point;
@@ -386,9 +404,13 @@ int vnpu_stream_synchronize(struct vnpu_stream handle, int64_t timeout_ns)
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
+	int64_t t0 = vnpu_tracing ? vnpu_trace_now() : 0;
+
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
 	status = vnpu_stream_synchronize_obj(s, timeout_ns);
+	if (vnpu_tracing)
+		vnpu_trace_api("vnpu_stream_synchronize", t0);
 	vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }

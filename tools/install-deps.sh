@@ -11,6 +11,7 @@ packages=(
 	linux-source-6.12		# kselftest harness and checkpatch.pl
 	libdrm-dev
 	qemu-system-x86 busybox-static cpio
+	tmux				# vnpu-smi top test
 )
 
 missing=()
