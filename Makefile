@@ -45,6 +45,8 @@ PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
+	$(BUILD)/selftests/vnpu_mem_stress
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
@@ -52,7 +54,7 @@ HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/status_test
 
-.PHONY: all module runtime tools selftests hosttests check demo stress bench-runtime lint install \
+.PHONY: all module runtime tools selftests hosttests check demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner
 
@@ -190,6 +192,15 @@ $(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c libruntime/i
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -ldrm \
 		-Wl,-rpath,'$$ORIGIN/../lib'
+
+$(BUILD)/bench/vnpu-bench-mem: tools/bench/vnpu-bench-mem.c selftests/vnpu_utils.h \
+		uapi/drm/vnpu_accel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@
+
+# Buffer creation cost against vgem, and with 1k/10k/100k live buffers, in the VM.
+bench-mem: all $(BUILD)/bench/vnpu-bench-mem
+	@tools/vm/run-vm.sh --plan tools/bench/bench.plan --out $(BUILD)/bench-mem
 
 # Runtime overheads against the raw driver, measured in the VM.
 bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime

@@ -187,7 +187,7 @@ struct drm_vnpu_get_param {
  * cannot provide the backing pages (or fault injection says so).
  */
 struct drm_vnpu_bo_create {
-	/** @size: in, bytes; rounded up to the buffer's alignment. */
+	/** @size: in, bytes; rounded up to a whole page. */
 	__u64 size;
 	/** @flags: in, DRM_VNPU_BO_* creation flags. */
 	__u32 flags;
