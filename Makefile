@@ -50,13 +50,16 @@ VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
+RT_TESTS += $(BUILD)/selftests/vnpu_pool
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
+HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
 
 .PHONY: all module runtime tools selftests hosttests check demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner
+.PHONY: bench-pool
 
 all: module runtime tools selftests hosttests
 
@@ -141,6 +144,15 @@ bench-planner: $(BUILD)/bin/vnpu-plan
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
 	done
 
+# Pool and data cache benchmark in the VM (tools/bench/pool.plan); reports, never asserts.
+$(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+bench-pool: $(BUILD)/bin/vnpu-bench-pool module
+	tools/vm/run-vm.sh --plan tools/bench/pool.plan --out $(BUILD)/bench-pool
+
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h
 	@mkdir -p $(dir $@)
@@ -183,6 +195,12 @@ $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c l
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
+
+$(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/pool_core.c \
+		libruntime/pool_core.h libruntime/include/vnpu.h $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
+		$(filter %.c,$^) -o $@
 
 check: deps
 	@$(MAKE) --no-print-directory all

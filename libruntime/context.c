@@ -194,7 +194,8 @@ int vnpu_ctx_default_stream(struct vnpu_context handle, struct vnpu_stream *out)
 
 /*
  * Takes every stream off the context and destroys it, draining it first
- * unless @abort. The driver keeps what queued work uses either way.
+ * unless @abort, then the data caches and pools, which hold streams. The
+ * driver keeps what queued work uses either way.
  */
 void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort)
 {
@@ -209,11 +210,12 @@ void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort)
 		}
 		pthread_mutex_unlock(&ctx->lock);
 		if (!s)
-			return;
+			break;
 		if (!abort)
 			vnpu_stream_synchronize_obj(s, -1);
 		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM));
 	}
+	vnpu_ctx_destroy_mm(ctx);
 }
 
 int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)

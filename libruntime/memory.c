@@ -350,3 +350,33 @@ int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size)
 	pthread_mutex_unlock(&ctx->lock);
 	return owns;
 }
+
+int vnpu_ctx_alloc_device(struct vnpu_ctx *ctx, uint64_t size, void *caller, uint64_t *devptr)
+{
+	struct vnpu_alloc *a = NULL;
+	int status = vnpu_alloc_create(ctx, size, 0, caller, &a);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	pthread_mutex_lock(&ctx->lock);
+	status = insert_locked(ctx, a);
+	pthread_mutex_unlock(&ctx->lock);
+	if (status != VNPU_SUCCESS)
+		vnpu_alloc_release(ctx, a);
+	else
+		*devptr = a->devptr;
+	return status;
+}
+
+int vnpu_ctx_free_device(struct vnpu_ctx *ctx, uint64_t devptr)
+{
+	struct vnpu_alloc *a;
+
+	pthread_mutex_lock(&ctx->lock);
+	a = take_locked(ctx, devptr, NULL);
+	pthread_mutex_unlock(&ctx->lock);
+	if (!a)
+		return VNPU_ERROR_INVALID_VALUE;
+	vnpu_alloc_release(ctx, a);
+	return VNPU_SUCCESS;
+}

@@ -28,6 +28,8 @@ enum vnpu_obj_type {
 	VNPU_OBJ_CONTEXT = 1,
 	VNPU_OBJ_STREAM = 2,
 	VNPU_OBJ_EVENT = 3,
+	VNPU_OBJ_POOL = 4,
+	VNPU_OBJ_DATA_CACHE = 5,
 };
 
 /*
@@ -69,6 +71,10 @@ struct vnpu_ctx {
 	size_t num_streams;
 	struct vnpu_stream_obj *default_stream;
 	struct vnpu_callbacks *callbacks;	/* callback thread, created on first use */
+	/* Under lock: the pools (each referenced, default first) and data caches. */
+	struct vnpu_pool_obj *default_pool;
+	struct vnpu_pool_obj *pools;
+	struct vnpu_data_cache_obj *caches;
 };
 
 /* A buffer a stream's job still uses, released once the job's point is reached. */
@@ -149,6 +155,17 @@ int vnpu_point_status(int fd, uint32_t syncobj, uint64_t point);
 void vnpu_stream_reap(struct vnpu_stream_obj *s, uint64_t point);
 int vnpu_stream_defer_locked(struct vnpu_stream_obj *s, struct vnpu_alloc *a, uint64_t point);
 
+/* pool.c, data_cache.c */
+void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx);
+uint64_t vnpu_stream_point(struct vnpu_stream_obj *s);
+struct vnpu_pool_obj;
+int vnpu_ctx_default_pool_obj(struct vnpu_ctx *ctx, struct vnpu_pool_obj **pool);
+int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_stream_obj *s,
+			uint64_t *devptr);
+int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_stream_obj *s);
+void vnpu_pool_obj_put(struct vnpu_pool_obj *pool);
+void vnpu_data_caches_destroy(struct vnpu_data_cache_obj *list);
+
 /* callback.c */
 int vnpu_in_callback(void);
 void vnpu_callbacks_stop(struct vnpu_ctx *ctx);
@@ -161,6 +178,9 @@ int vnpu_alloc_create(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags, vo
 void vnpu_alloc_release(struct vnpu_ctx *ctx, struct vnpu_alloc *a);
 /* Device address of [ptr, ptr+size) if inside a host-pinned allocation, else 0. */
 uint64_t vnpu_ctx_host_devptr(struct vnpu_ctx *ctx, const void *ptr, uint64_t size);
+/* vnpu_malloc() and vnpu_free() of device memory for a context the caller holds. */
+int vnpu_ctx_alloc_device(struct vnpu_ctx *ctx, uint64_t size, void *caller, uint64_t *devptr);
+int vnpu_ctx_free_device(struct vnpu_ctx *ctx, uint64_t devptr);
 /* Whether [devptr, devptr+size) lies inside one allocation of the context. */
 int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size);
 

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Pools: the bookkeeping of pool_core.c on real device memory. A segment
+ * is one device allocation of the pool's context; a fence is a point of a
+ * stream's timeline, polled with a syncobj query and never guessed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xf86drm.h>
+
+#include "pool_core.h"
+#include "runtime.h"
+
+struct vnpu_pool_obj {
+	struct vnpu_obj obj;
+	struct vnpu_ctx *ctx;		/* referenced */
+	int is_default;
+	pthread_mutex_t lock;		/* protects core */
+	struct pc_pool core;
+	struct vnpu_pool_obj *next;	/* in ctx->pools, under ctx->lock */
+};
+
+/* --- provider: segments are device allocations, fences stream points ------- */
+
+static int prov_seg_alloc(void *arg, uint64_t size, uint64_t *base)
+{
+	struct vnpu_pool_obj *pool = arg;
+
+	return vnpu_ctx_alloc_device(pool->ctx, size, pool->obj.created_by, base);
+}
+
+static void prov_seg_free(void *arg, uint64_t base, uint64_t size)
+{
+	struct vnpu_pool_obj *pool = arg;
+
+	(void)size;
+	/* Queued work still using it is safe: the driver keeps the buffer. */
+	vnpu_ctx_free_device(pool->ctx, base);
+}
+
+static int prov_fence_done(void *arg, void *stream, uint64_t point)
+{
+	struct vnpu_stream_obj *s = stream;
+	uint64_t done = 0;
+
+	(void)arg;
+	if (drmSyncobjQuery(s->ctx->fd, &s->timeline, &done, 1))
+		return 0;
+	return done >= point;
+}
+
+static void prov_fence_wait(void *arg, void *stream, uint64_t point)
+{
+	struct vnpu_stream_obj *s = stream;
+
+	(void)arg;
+	vnpu_wait_point(s->ctx->fd, s->timeline, point, VNPU_TIMEOUT_INFINITE);
+}
+
+static void prov_stream_get(void *arg, void *stream)
+{
+	(void)arg;
+	atomic_fetch_add(&((struct vnpu_stream_obj *)stream)->obj.refs, 1);
+}
+
+static void prov_stream_put(void *arg, void *stream)
+{
+	(void)arg;
+	vnpu_obj_put(&((struct vnpu_stream_obj *)stream)->obj);
+}
+
+static uint64_t prov_stream_id(void *arg, void *stream)
+{
+	(void)arg;
+	return ((struct vnpu_stream_obj *)stream)->obj.handle;
+}
+
+uint64_t vnpu_stream_point(struct vnpu_stream_obj *s)
+{
+	uint64_t point;
+
+	pthread_mutex_lock(&s->lock);
+	point = s->seq;
+	pthread_mutex_unlock(&s->lock);
+	return point;
+}
+
+/* --- pool objects -------------------------------------------------------------- */
+
+static void pool_release(struct vnpu_obj *obj)
+{
+	struct vnpu_pool_obj *pool = (struct vnpu_pool_obj *)obj;
+
+	pc_destroy(&pool->core);
+	pthread_mutex_destroy(&pool->lock);
+	vnpu_ctx_put(pool->ctx);
+	free(pool);
+}
+
+void vnpu_pool_obj_put(struct vnpu_pool_obj *pool)
+{
+	vnpu_obj_put(&pool->obj);
+}
+
+static int pool_create_in(struct vnpu_ctx *ctx, void *caller, struct vnpu_pool_obj **out)
+{
+	const struct pc_provider prov = {
+		.seg_alloc = prov_seg_alloc,
+		.seg_free = prov_seg_free,
+		.fence_done = prov_fence_done,
+		.fence_wait = prov_fence_wait,
+		.stream_get = prov_stream_get,
+		.stream_put = prov_stream_put,
+		.stream_id = prov_stream_id,
+	};
+	const char *conf = getenv("VNPU_POOL_CONF");
+	struct vnpu_pool_obj *pool;
+	struct pc_provider p = prov;
+	struct pc_config cfg;
+	int status;
+
+	pc_config_default(&cfg);
+	if (conf && pc_config_parse(conf, &cfg) != VNPU_SUCCESS) {
+		vnpu_log(VNPU_LOG_ERROR, "VNPU_POOL_CONF \"%s\" is malformed", conf);
+		return VNPU_ERROR_INVALID_CONFIG;
+	}
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	p.arg = pool;
+	status = pc_init(&pool->core, &cfg, &p);
+	if (status != VNPU_SUCCESS) {
+		free(pool);
+		return status;
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	atomic_fetch_add(&ctx->obj.refs, 1);
+	pool->ctx = ctx;
+	pool->obj.release = pool_release;
+	pool->obj.created_by = caller;
+	status = vnpu_handle_alloc(&pool->obj, VNPU_OBJ_POOL);
+	if (status != VNPU_SUCCESS) {
+		pool_release(&pool->obj);
+		return status;
+	}
+	*out = pool;
+	return VNPU_SUCCESS;
+}
+
+/* Links @pool into @ctx; returns the pool already there if @is_default lost a race. */
+static struct vnpu_pool_obj *link_pool(struct vnpu_ctx *ctx, struct vnpu_pool_obj *pool,
+				       int is_default)
+{
+	struct vnpu_pool_obj *winner = NULL;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (is_default && ctx->default_pool) {
+		winner = ctx->default_pool;
+		atomic_fetch_add(&winner->obj.refs, 1);
+	} else {
+		pool->is_default = is_default;
+		pool->next = ctx->pools;
+		ctx->pools = pool;
+		if (is_default)
+			ctx->default_pool = pool;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return winner;
+}
+
+int vnpu_ctx_default_pool_obj(struct vnpu_ctx *ctx, struct vnpu_pool_obj **out)
+{
+	struct vnpu_pool_obj *pool, *winner;
+	int status;
+
+	pthread_mutex_lock(&ctx->lock);
+	pool = ctx->default_pool;
+	if (pool)
+		atomic_fetch_add(&pool->obj.refs, 1);
+	pthread_mutex_unlock(&ctx->lock);
+	if (pool) {
+		*out = pool;
+		return VNPU_SUCCESS;
+	}
+	status = pool_create_in(ctx, NULL, &pool);
+	if (status != VNPU_SUCCESS)
+		return status;
+	/* The context's list takes the handle's reference; the caller gets one. */
+	atomic_fetch_add(&pool->obj.refs, 1);
+	winner = link_pool(ctx, pool, 1);
+	if (winner) {
+		vnpu_obj_put(vnpu_handle_remove(pool->obj.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(&pool->obj);
+		pool = winner;
+	}
+	*out = pool;
+	return VNPU_SUCCESS;
+}
+
+/* Takes @pool off its context's list; returns whether it was there. */
+static int unlink_pool(struct vnpu_ctx *ctx, struct vnpu_pool_obj *pool)
+{
+	int found = 0;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (struct vnpu_pool_obj **link = &ctx->pools; *link; link = &(*link)->next) {
+		if (*link == pool) {
+			*link = pool->next;
+			found = 1;
+			break;
+		}
+	}
+	if (ctx->default_pool == pool)
+		ctx->default_pool = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+	return found;
+}
+
+/* Called once a context's streams are drained: its caches, then its pools go. */
+void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx)
+{
+	struct vnpu_data_cache_obj *caches;
+	struct vnpu_pool_obj *pools;
+
+	pthread_mutex_lock(&ctx->lock);
+	caches = ctx->caches;
+	pools = ctx->pools;
+	ctx->caches = NULL;
+	ctx->pools = NULL;
+	ctx->default_pool = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+	vnpu_data_caches_destroy(caches);
+	while (pools) {
+		struct vnpu_pool_obj *next = pools->next;
+
+		vnpu_obj_put(vnpu_handle_remove(pools->obj.handle, VNPU_OBJ_POOL));
+		pools = next;
+	}
+}
+
+static int pool_get(struct vnpu_pool handle, struct vnpu_pool_obj **pool)
+{
+	int status = vnpu_rt_enter();
+	struct vnpu_obj *obj;
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_POOL);
+	if (!obj)
+		return VNPU_ERROR_INVALID_HANDLE;
+	*pool = (struct vnpu_pool_obj *)obj;
+	return VNPU_SUCCESS;
+}
+
+int vnpu_pool_create(struct vnpu_context handle, uint32_t flags, struct vnpu_pool *out)
+{
+	struct vnpu_pool_obj *pool;
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (!out || flags)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = vnpu_ctx_get(handle, &ctx);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = pool_create_in(ctx, __builtin_return_address(0), &pool);
+	if (status == VNPU_SUCCESS) {
+		link_pool(ctx, pool, 0);
+		out->handle = pool->obj.handle;
+	}
+	vnpu_ctx_put(ctx);
+	return vnpu_set_status(status);
+}
+
+int vnpu_pool_destroy(struct vnpu_pool handle)
+{
+	struct vnpu_pool_obj *pool;
+	int status = pool_get(handle, &pool);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	if (pool->is_default) {
+		vnpu_obj_put(&pool->obj);
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	}
+	/* A racing destroy, or the context's teardown, may have taken it already. */
+	if (unlink_pool(pool->ctx, pool))
+		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_POOL));
+	vnpu_obj_put(&pool->obj);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_ctx_default_pool(struct vnpu_context handle, struct vnpu_pool *out)
+{
+	struct vnpu_pool_obj *pool;
+	struct vnpu_ctx *ctx;
+	int status;
+
+	if (!out)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = vnpu_ctx_get(handle, &ctx);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = vnpu_ctx_default_pool_obj(ctx, &pool);
+	if (status == VNPU_SUCCESS) {
+		out->handle = pool->obj.handle;
+		vnpu_obj_put(&pool->obj);
+	}
+	vnpu_ctx_put(ctx);
+	return vnpu_set_status(status);
+}
+
+static uint64_t *attr_field(struct pc_config *cfg, int attr)
+{
+	switch (attr) {
+	case VNPU_POOL_ATTR_RELEASE_THRESHOLD:
+		return &cfg->release_threshold;
+	case VNPU_POOL_ATTR_MAX_SPLIT_SIZE:
+		return &cfg->max_split_size;
+	case VNPU_POOL_ATTR_SEGMENT_SIZE:
+		return &cfg->segment_size;
+	case VNPU_POOL_ATTR_SMALL_SEGMENT_SIZE:
+		return &cfg->small_segment_size;
+	default:
+		return NULL;
+	}
+}
+
+int vnpu_pool_set_attr(struct vnpu_pool handle, int attr, uint64_t value)
+{
+	struct vnpu_pool_obj *pool;
+	struct pc_config cfg;
+	uint64_t *field;
+	int status = pool_get(handle, &pool);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&pool->lock);
+	cfg = pool->core.cfg;
+	field = attr_field(&cfg, attr);
+	if (field)
+		*field = value;
+	if (!field || pc_config_check(&cfg) != VNPU_SUCCESS) {
+		status = VNPU_ERROR_INVALID_VALUE;
+	} else {
+		pool->core.cfg = cfg;
+		if (cfg.release_threshold != UINT64_MAX &&
+		    pool->core.c.reserved - pool->core.c.allocated > cfg.release_threshold)
+			pc_trim(&pool->core, pool->core.c.allocated + cfg.release_threshold);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	vnpu_obj_put(&pool->obj);
+	return vnpu_set_status(status);
+}
+
+int vnpu_pool_get_attr(struct vnpu_pool handle, int attr, uint64_t *value)
+{
+	struct vnpu_pool_obj *pool;
+	struct pc_config cfg;
+	uint64_t *field;
+	int status;
+
+	if (!value)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = pool_get(handle, &pool);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&pool->lock);
+	cfg = pool->core.cfg;
+	pthread_mutex_unlock(&pool->lock);
+	field = attr_field(&cfg, attr);
+	if (field)
+		*value = *field;
+	else
+		status = VNPU_ERROR_INVALID_VALUE;
+	vnpu_obj_put(&pool->obj);
+	return vnpu_set_status(status);
+}
+
+int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_stream_obj *s,
+			uint64_t *devptr)
+{
+	int status;
+
+	if (s && s->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	pthread_mutex_lock(&pool->lock);
+	status = pc_alloc(&pool->core, size, s, devptr);
+	pthread_mutex_unlock(&pool->lock);
+	return status;
+}
+
+int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_stream_obj *s)
+{
+	int status;
+
+	if (s && s->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	pthread_mutex_lock(&pool->lock);
+	if (!s) {
+		struct pc_block *b = pc_find(&pool->core, devptr);
+
+		/* No stream given: the one it was allocated on, if any. */
+		if (b)
+			s = b->alloc_stream;
+	}
+	status = pc_free(&pool->core, devptr, s, s ? vnpu_stream_point(s) : 0);
+	pthread_mutex_unlock(&pool->lock);
+	return status;
+}
+
+/* The stream of @handle, NULL for { 0 }. */
+static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s)
+{
+	*s = NULL;
+	return handle.handle ? vnpu_stream_get(handle, s) : VNPU_SUCCESS;
+}
+
+int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
+		     uint64_t *devptr)
+{
+	struct vnpu_stream_obj *s;
+	struct vnpu_pool_obj *pool;
+	int status;
+
+	if (!size || !devptr)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = pool_get(handle, &pool);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = optional_stream(stream, &s);
+	if (status == VNPU_SUCCESS) {
+		status = vnpu_pool_obj_alloc(pool, size, s, devptr);
+		if (s)
+			vnpu_obj_put(&s->obj);
+	}
+	vnpu_obj_put(&pool->obj);
+	return vnpu_set_status(status);
+}
+
+int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream stream)
+{
+	struct vnpu_stream_obj *s;
+	struct vnpu_pool_obj *pool;
+	int status = pool_get(handle, &pool);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = optional_stream(stream, &s);
+	if (status == VNPU_SUCCESS) {
+		status = vnpu_pool_obj_free(pool, devptr, s);
+		if (s)
+			vnpu_obj_put(&s->obj);
+	}
+	vnpu_obj_put(&pool->obj);
+	return vnpu_set_status(status);
+}
+
+int vnpu_malloc_async(struct vnpu_stream stream, uint64_t size, uint64_t *devptr)
+{
+	struct vnpu_stream_obj *s;
+	struct vnpu_pool_obj *pool;
+	int status;
+
+	if (!size || !devptr)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = vnpu_stream_get(stream, &s);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	status = vnpu_ctx_default_pool_obj(s->ctx, &pool);
+	if (status == VNPU_SUCCESS) {
+		status = vnpu_pool_obj_alloc(pool, size, s, devptr);
+		vnpu_obj_put(&pool->obj);
+	}
+	vnpu_obj_put(&s->obj);
+	return vnpu_set_status(status);
+}
+
+/* The pool of @ctx holding the live block at @devptr, referenced, or NULL. */
+static struct vnpu_pool_obj *pool_of(struct vnpu_ctx *ctx, uint64_t devptr)
+{
+	struct vnpu_pool_obj **pools, *found = NULL;
+	size_t n = 0, cap = 8;
+
+	/* Pool locks are taken without ctx->lock: a pool allocating takes ctx->lock. */
+	pools = malloc(cap * sizeof(*pools));
+	if (!pools)
+		return NULL;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct vnpu_pool_obj *pool = ctx->pools; pool; pool = pool->next) {
+		if (n == cap) {
+			struct vnpu_pool_obj **grown = realloc(pools, 2 * cap * sizeof(*pools));
+
+			if (!grown)
+				break;
+			pools = grown;
+			cap *= 2;
+		}
+		atomic_fetch_add(&pool->obj.refs, 1);
+		pools[n++] = pool;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (!found) {
+			pthread_mutex_lock(&pools[i]->lock);
+			if (pc_find(&pools[i]->core, devptr))
+				found = pools[i];
+			pthread_mutex_unlock(&pools[i]->lock);
+			if (found)
+				continue;
+		}
+		vnpu_obj_put(&pools[i]->obj);
+	}
+	free(pools);
+	return found;
+}
+
+int vnpu_free_async(struct vnpu_stream stream, uint64_t devptr)
+{
+	struct vnpu_stream_obj *s;
+	struct vnpu_pool_obj *pool;
+	int status = vnpu_stream_get(stream, &s);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pool = pool_of(s->ctx, devptr);
+	if (pool) {
+		status = vnpu_pool_obj_free(pool, devptr, s);
+		vnpu_obj_put(&pool->obj);
+	} else {
+		status = VNPU_ERROR_INVALID_VALUE;
+	}
+	vnpu_obj_put(&s->obj);
+	return vnpu_set_status(status);
+}
+
+int vnpu_pool_trim(struct vnpu_pool handle, uint64_t keep)
+{
+	struct vnpu_pool_obj *pool;
+	int status = pool_get(handle, &pool);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&pool->lock);
+	pc_trim(&pool->core, keep);
+	pthread_mutex_unlock(&pool->lock);
+	vnpu_obj_put(&pool->obj);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_pool_get_stats(struct vnpu_pool handle, struct vnpu_pool_stats *st)
+{
+	struct vnpu_pool_obj *pool;
+	struct pc_usage u;
+	int status;
+
+	if (!st)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = pool_get(handle, &pool);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&pool->lock);
+	pc_poll_fences(&pool->core);
+	pc_usage(&pool->core, &u);
+	memset(st, 0, sizeof(*st));
+	st->allocated = pool->core.c.allocated;
+	st->requested = pool->core.c.requested;
+	st->reserved = pool->core.c.reserved;
+	st->active = pool->core.c.allocated + u.pending_bytes;
+	st->peak_allocated = pool->core.c.peak_allocated;
+	st->peak_reserved = pool->core.c.peak_reserved;
+	st->active_blocks = pool->core.c.active_blocks;
+	st->num_allocs = pool->core.c.num_allocs;
+	st->num_frees = pool->core.c.num_frees;
+	st->cache_hits = pool->core.c.cache_hits;
+	st->num_segment_allocs = pool->core.c.num_segment_allocs;
+	st->num_segment_frees = pool->core.c.num_segment_frees;
+	st->num_segments = pool->core.c.num_segments;
+	st->oom_retries = pool->core.c.oom_retries;
+	st->oom_failures = pool->core.c.oom_failures;
+	st->bad_frees = pool->core.c.bad_frees;
+	st->free_blocks = u.free_blocks;
+	st->pending_blocks = u.pending_blocks;
+	st->largest_free_block = u.largest_free;
+	st->fragmentation = u.free_bytes ?
+		(uint64_t)((u.free_bytes - u.largest_free) * 1000000.0 / (double)u.free_bytes) : 0;
+	pthread_mutex_unlock(&pool->lock);
+	vnpu_obj_put(&pool->obj);
+	return VNPU_SUCCESS;
+}
+
+int vnpu_pool_snapshot_json(struct vnpu_pool handle, char *buf, size_t size, size_t *needed)
+{
+	struct vnpu_pool_obj *pool;
+	size_t len;
+	int status;
+
+	if (!buf && size)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	status = pool_get(handle, &pool);
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	pthread_mutex_lock(&pool->lock);
+	pc_poll_fences(&pool->core);
+	len = pc_snapshot_json(&pool->core, buf, size);
+	pthread_mutex_unlock(&pool->lock);
+	vnpu_obj_put(&pool->obj);
+	if (needed)
+		*needed = len + 1;
+	return vnpu_set_status(size && len >= size ? VNPU_ERROR_INVALID_VALUE : VNPU_SUCCESS);
+}
