@@ -215,7 +215,7 @@ t "short-lived clients while scanning: valid output, no errors" [ "$bad" = 0 ]
 
 t "watch samples with timestamps, stops at count" \
 	bash -c "$smi --watch $p1 -i 0.1 -c 4 >$tmp/w && [ \$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} +3 +- +- +3 +3211264$' $tmp/w) = 4 ] && grep -q 'no growth' $tmp/w"
-start_hold 1 0 1 0
+start_hold 1 0 3 0
 t "watch of a process that exits mid-watch" \
 	bash -c "$smi --watch $hold_pid -i 0.2 -c 50 >$tmp/w; grep -q 'pid $hold_pid exited' $tmp/w"
 
