@@ -42,7 +42,7 @@ TOOLS += $(BUILD)/bin/vnpu-plan
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
-	$(BUILD)/selftests/vnpu_submit
+	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
@@ -146,9 +146,10 @@ $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
 		-L$(BUILD)/lib -lvnpurt -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
+$(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@
+	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@ -lm -lpthread
 
 hosttests: $(HOST_TESTS)
 
