@@ -38,11 +38,12 @@ RT_A := $(BUILD)/lib/libvnpurt.a
 RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
-TOOLS += $(BUILD)/bin/vnpu-plan
+TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
-	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel
+	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
+	$(BUILD)/selftests/vnpu_exec
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
@@ -50,7 +51,7 @@ HOST_TESTS += $(BUILD)/host/planner_test
 
 .PHONY: all module runtime tools selftests hosttests check demo stress lint install \
 	deps clean FORCE
-.PHONY: bench-planner
+.PHONY: bench-planner bench-exec
 
 all: module runtime tools selftests hosttests
 
@@ -130,6 +131,16 @@ bench-planner: $(BUILD)/bin/vnpu-plan
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
 	done
+
+$(BUILD)/bin/vnpu-bench-exec: tools/bench/vnpu-bench-exec.c selftests/vnpu_utils.h \
+		uapi/drm/vnpu_accel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@ -lpthread
+
+# Execution benchmarks in the VM; figures in build/bench-exec/exec/exec.log.
+bench-exec: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --plan tools/bench/exec.plan --out $(BUILD)/bench-exec
 
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h

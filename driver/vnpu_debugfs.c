@@ -7,7 +7,8 @@
  * DOC: vnpu debugfs
  *
  * Fault injection for testing error paths, in
- * /sys/kernel/debug/accel/<minor>/, root only (0600):
+ * /sys/kernel/debug/accel/<platform device name>/ (e.g. accel/vnpu.0/),
+ * root only (0600):
  *
  * - fail_alloc_nth: write N > 0 and the Nth next buffer creation on the
  *   device fails with -ENOMEM; the knob then reads 0 again. 0 turns it off.

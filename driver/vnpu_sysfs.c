@@ -36,8 +36,9 @@
  *   again; queues that turned guilty stay guilty
  * - reset_count: resets done since the device was bound
  *
- * Engines, in the "engines" subdirectory, one value per file, for each
- * engine NAME (compute0.., copy0..):
+ * Engines, in the device's "engines" group (a sibling of "vnpu":
+ * /sys/class/accel/accelN/device/engines/), one value per file, for each
+ * engine NAME the device has (compute0.., copy0..):
  *
  * - NAME_busy_ns: time the engine spent executing jobs, including the one
  *   executing now
