@@ -16,6 +16,15 @@
  * job takes a GEM reference on the buffer and vmaps it (for an import, the
  * exporter's dma-buf vmap) until the job is released. Only then is the job
  * armed and pushed, so a failed submit changes nothing.
+ *
+ * Each queue has a &vnpu_queue_state, shared with its jobs so that it
+ * outlives the queue: counters, the last error, the timeout and the guilty
+ * flag (also the entity's, so drm_sched cancels the queue's jobs once it is
+ * set). A guilty queue refuses submits with -ECANCELED, a device that needs
+ * a reset refuses them with -EIO, and HANG is refused with -EPERM unless
+ * debugfs allow_hang is set. KERNEL arguments are read from device memory
+ * and checked here (vnpu_kernel_check()); their arrays are resolved like
+ * any other range.
  */
 
 #include <linux/capability.h>
