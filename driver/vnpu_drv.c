@@ -403,7 +403,8 @@ static const char *const vnpu_class_names[VNPU_ENGINE_CLASSES] = {
 /*
  * fdinfo (Documentation/gpu/drm-usage-stats.rst): busy time of the file's
  * jobs per engine class, summed over the class's engines (so up to
- * capacity x wall time), and the memory the file holds.
+ * capacity x wall time) and including jobs executing now, and the memory
+ * the file holds.
  */
 static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
@@ -415,7 +416,7 @@ static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		count = class == DRM_VNPU_ENGINE_COMPUTE ? vdev->num_compute_engines :
 							   vdev->num_copy_engines;
 		drm_printf(p, "drm-engine-%s:\t%llu ns\n", vnpu_class_names[class],
-			   (u64)atomic64_read(&vfile->client->busy_ns[class]));
+			   vnpu_client_busy_ns(vdev, vfile->client, class));
 		if (count > 1)
 			drm_printf(p, "drm-engine-capacity-%s:\t%u\n", vnpu_class_names[class],
 				   count);

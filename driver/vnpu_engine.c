@@ -164,6 +164,7 @@ static void vnpu_job_exec_work(struct work_struct *work)
 
 	spin_lock(&engine->lock);
 	engine->exec_start = start;
+	engine->exec_job = job;
 	spin_unlock(&engine->lock);
 
 	if (atomic_read(&job->qs->guilty))
@@ -179,10 +180,12 @@ static void vnpu_job_exec_work(struct work_struct *work)
 	}
 	cancel_delayed_work_sync(&job->timeout_work);
 
+	/* Accounted under the lock: readers never count the job twice. */
 	spin_lock(&engine->lock);
 	engine->exec_start = 0;
-	spin_unlock(&engine->lock);
+	engine->exec_job = NULL;
 	vnpu_job_account_busy(job, ktime_get_ns() - start);
+	spin_unlock(&engine->lock);
 	vnpu_job_signal(job, error);
 	vnpu_job_put(job);
 }
@@ -450,6 +453,33 @@ u64 vnpu_engine_busy_ns(struct vnpu_engine *engine)
 	start = engine->exec_start;
 	spin_unlock(&engine->lock);
 	return start ? busy + (ktime_get_ns() - start) : busy;
+}
+
+/*
+ * Busy time of @client on the engines of @class, including the jobs of the
+ * client executing now.
+ */
+u64 vnpu_client_busy_ns(struct vnpu_device *vdev, struct vnpu_client *client, u32 class)
+{
+	u64 busy = atomic64_read(&client->busy_ns[class]), now = ktime_get_ns();
+	unsigned int i;
+
+	/*
+	 * A job finishing during the walk may be missed once (readers keep the
+	 * previous maximum, as drm-usage-stats.rst allows); none is counted
+	 * twice.
+	 */
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vnpu_engine *engine = &vdev->engines[i];
+		struct vnpu_job *job;
+
+		spin_lock(&engine->lock);
+		job = engine->exec_job;
+		if (job && job->qs->client == client && job->qs->engine_class == class)
+			busy += now - engine->exec_start;
+		spin_unlock(&engine->lock);
+	}
+	return busy;
 }
 
 /*

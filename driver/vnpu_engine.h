@@ -26,8 +26,8 @@ struct vnpu_kernel_op;
  * @sched: the scheduler feeding the engine; every queue of the engine's
  *	class and of any priority has an entity on it
  * @exec_wq: ordered workqueue that executes the engine's jobs one by one
- * @lock: protects @running, @dead, @exec_start and is the lock of the
- *	hardware fences
+ * @lock: protects @running, @dead, @exec_start, @exec_job and is the lock
+ *	of the hardware fences
  * @running: jobs handed to the engine whose hardware fence is unsignalled
  * @dead: the device is gone: jobs are no longer executed
  * @abort_wq: woken when a running job is aborted, to cut a DELAY short
@@ -35,6 +35,8 @@ struct vnpu_kernel_op;
  * @seqno: last hardware fence seqno; run_job is serialised per scheduler
  * @busy_ns: total time the engine spent executing finished jobs
  * @exec_start: ktime_get_ns() when the executing job started, 0 when idle
+ * @exec_job: the executing job, or NULL; alive while set (the exec work
+ *	holds a reference and clears it before dropping it)
  * @queued: jobs pushed to the engine's scheduler and not yet freed
  * @name: "compute0", "copy1", ...
  */
@@ -42,7 +44,7 @@ struct vnpu_engine {
 	struct vnpu_device *vdev;
 	struct drm_gpu_scheduler sched;
 	struct workqueue_struct *exec_wq;
-	spinlock_t lock; /* Protects @running, @dead, @exec_start; fence lock */
+	spinlock_t lock; /* Protects @running, @dead, @exec_*; fence lock */
 	struct list_head running;
 	bool dead;
 	wait_queue_head_t abort_wq;
@@ -50,6 +52,7 @@ struct vnpu_engine {
 	u64 seqno;
 	atomic64_t busy_ns;
 	u64 exec_start;
+	struct vnpu_job *exec_job;
 	atomic_t queued;
 	char name[16];
 };
@@ -193,6 +196,7 @@ void vnpu_queue_state_put(struct vnpu_queue_state *qs);
 
 void vnpu_device_reset(struct vnpu_device *vdev);
 u64 vnpu_engine_busy_ns(struct vnpu_engine *engine);
+u64 vnpu_client_busy_ns(struct vnpu_device *vdev, struct vnpu_client *client, u32 class);
 
 int vnpu_exec_init(void);
 void vnpu_exec_exit(void);

@@ -244,6 +244,8 @@ static void vnpu_run_softmax(const struct vnpu_kernel_op *op, const bool *aborte
 		if (!vnpu_run_reduce_row(DRM_VNPU_OP_REDUCE_MAX, a, op->n, &max, aborted))
 			return;
 		for (j = 0; j < op->n; j += len) {
+			if (READ_ONCE(*aborted))
+				return;
 			len = min_t(u32, op->n - j, VNPU_FPU_CHUNK);
 			kernel_fpu_begin();
 			sum = vnpu_fpu_exp_sum(a + j, c + j, len, max, sum);

@@ -406,6 +406,8 @@ TEST_F(exec, fdinfo_and_sysfs_engine_stats)
 	ASSERT_EQ(0, submit_cmds(fd2, qk, &d, 1, NULL, 0, done));
 	usleep(50000);
 	EXPECT_LE(4, engines_sum(fd2, "compute", ncomp, "queued_jobs"));
+	/* The executing job counts before it finishes. */
+	EXPECT_LT(0, fdinfo_value(fd2, "drm-engine-compute"));
 	ASSERT_EQ(0, syncobj_wait(fd2, done, 5000));
 	ASSERT_EQ(0, syncobj_wait(fd2, last, 5000));
 	usleep(20000);
