@@ -38,12 +38,13 @@ RT_A := $(BUILD)/lib/libvnpurt.a
 RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
-TOOLS += $(BUILD)/bin/vnpu-plan
+TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 TOOLS += $(BUILD)/bin/vnpu-trace
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
-	$(BUILD)/selftests/vnpu_submit
+	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
+	$(BUILD)/selftests/vnpu_exec
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
@@ -58,7 +59,7 @@ HOST_TESTS += $(BUILD)/host/status_test
 
 .PHONY: all module runtime tools selftests hosttests check demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
-.PHONY: bench-planner
+.PHONY: bench-planner bench-exec
 .PHONY: bench-pool
 
 all: module runtime tools selftests hosttests
@@ -153,6 +154,16 @@ $(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/
 bench-pool: $(BUILD)/bin/vnpu-bench-pool module
 	tools/vm/run-vm.sh --plan tools/bench/pool.plan --out $(BUILD)/bench-pool
 
+$(BUILD)/bin/vnpu-bench-exec: tools/bench/vnpu-bench-exec.c selftests/vnpu_utils.h \
+		uapi/drm/vnpu_accel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@ -lpthread
+
+# Execution benchmarks in the VM; figures in build/bench-exec/exec/exec.log.
+bench-exec: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --plan tools/bench/exec.plan --out $(BUILD)/bench-exec
+
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h
 	@mkdir -p $(dir $@)
@@ -174,9 +185,10 @@ $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
 		-L$(BUILD)/lib -lvnpurt -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
-$(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
+$(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@
+	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@ -lm -lpthread
 
 hosttests: $(HOST_TESTS)
 

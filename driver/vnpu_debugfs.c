@@ -13,6 +13,8 @@
  *   device fails with -ENOMEM; the knob then reads 0 again. 0 turns it off.
  * - fail_alloc_above: write a byte count and every buffer creation larger
  *   than it fails with -ENOMEM until 0 is written.
+ * - allow_hang: 1 lets submits contain DRM_VNPU_CMD_HANG (otherwise they
+ *   fail with -EPERM); 0, the default, refuses them again.
  */
 
 #include <linux/debugfs.h>
@@ -67,6 +69,28 @@ static int vnpu_fail_alloc_above_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(vnpu_fail_alloc_above_fops, vnpu_fail_alloc_above_get,
 			 vnpu_fail_alloc_above_set, "%llu\n");
 
+static int vnpu_allow_hang_get(void *data, u64 *val)
+{
+	struct vnpu_device *vdev = data;
+
+	*val = READ_ONCE(vdev->allow_hang);
+	return 0;
+}
+
+static int vnpu_allow_hang_set(void *data, u64 val)
+{
+	struct vnpu_device *vdev = data;
+
+	if (val > 1)
+		return -EINVAL;
+	/* A lone flag read once per submit: no lock needed. */
+	WRITE_ONCE(vdev->allow_hang, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(vnpu_allow_hang_fops, vnpu_allow_hang_get, vnpu_allow_hang_set,
+			 "%llu\n");
+
 void vnpu_debugfs_init(struct vnpu_device *vdev)
 {
 	struct dentry *root = vdev->drm.debugfs_root;
@@ -75,4 +99,5 @@ void vnpu_debugfs_init(struct vnpu_device *vdev)
 				   &vnpu_fail_alloc_nth_fops);
 	debugfs_create_file_unsafe("fail_alloc_above", 0600, root, vdev,
 				   &vnpu_fail_alloc_above_fops);
+	debugfs_create_file_unsafe("allow_hang", 0600, root, vdev, &vnpu_allow_hang_fops);
 }

@@ -26,6 +26,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_print.h>
 
 #include "vnpu_compat.h"
 #include "vnpu_debugfs.h"
@@ -60,7 +61,7 @@ MODULE_PARM_DESC(copy_engines, "Copy engines per NPU (1-8, default 1)");
 static unsigned int vnpu_job_timeout_ms = 10000;
 module_param_named(job_timeout_ms, vnpu_job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
-		 "Time a job may run before it is aborted, in ms (1-3600000, default 10000)");
+		 "Default time a job may execute before it is aborted, in ms (1-3600000, default 10000)");
 
 static unsigned int vnpu_max_queues_per_process = 64;
 module_param_named(max_queues_per_process, vnpu_max_queues_per_process, uint, 0444);
@@ -94,6 +95,35 @@ const char *vnpu_health_name(enum drm_vnpu_health health)
 		return "needs-reset";
 	}
 	return "unknown";
+}
+
+/*
+ * Counts a job timeout against the device health: the device is degraded
+ * after DRM_VNPU_HEALTH_DEGRADED_HANGS timeouts within
+ * DRM_VNPU_HEALTH_WINDOW_MS and needs a reset after
+ * DRM_VNPU_HEALTH_RESET_HANGS. Only a reset makes it healthy again.
+ */
+void vnpu_health_hang(struct vnpu_device *vdev)
+{
+	unsigned long window = msecs_to_jiffies(DRM_VNPU_HEALTH_WINDOW_MS);
+	unsigned int i, recent = 0;
+	int health;
+
+	spin_lock(&vdev->health_lock);
+	memmove(&vdev->hang_times[1], &vdev->hang_times[0],
+		sizeof(vdev->hang_times) - sizeof(vdev->hang_times[0]));
+	/* 0 marks an empty slot. */
+	vdev->hang_times[0] = jiffies ?: 1;
+	for (i = 0; i < ARRAY_SIZE(vdev->hang_times); i++)
+		if (vdev->hang_times[i] && time_before(jiffies, vdev->hang_times[i] + window))
+			recent++;
+	health = atomic_read(&vdev->health);
+	if (recent >= DRM_VNPU_HEALTH_RESET_HANGS)
+		health = DRM_VNPU_HEALTH_NEEDS_RESET;
+	else if (recent >= DRM_VNPU_HEALTH_DEGRADED_HANGS && health == DRM_VNPU_HEALTH_OK)
+		health = DRM_VNPU_HEALTH_DEGRADED;
+	atomic_set(&vdev->health, health);
+	spin_unlock(&vdev->health_lock);
 }
 
 static int vnpu_get_param_value(struct vnpu_device *vdev, u32 param, u64 *value)
@@ -212,6 +242,12 @@ static int vnpu_submit_ioctl_enter(struct drm_device *drm, void *data,
 	return vnpu_ioctl_enter(drm, data, file, vnpu_submit_ioctl);
 }
 
+static int vnpu_queue_info_ioctl_enter(struct drm_device *drm, void *data,
+				       struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_queue_info_ioctl);
+}
+
 static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_get_param_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_bo_create_ioctl, 0),
@@ -221,6 +257,7 @@ static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_CREATE, vnpu_queue_create_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_DESTROY, vnpu_queue_destroy_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_submit_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_INFO, vnpu_queue_info_ioctl_enter, 0),
 };
 
 /*
@@ -233,9 +270,11 @@ static const u16 vnpu_ioctl_min_size[] = {
 	[DRM_VNPU_BO_INFO] = sizeof(struct drm_vnpu_bo_info),
 	[DRM_VNPU_QUOTA_GET] = sizeof(struct drm_vnpu_quota),
 	[DRM_VNPU_QUOTA_SET] = sizeof(struct drm_vnpu_quota),
-	[DRM_VNPU_QUEUE_CREATE] = sizeof(struct drm_vnpu_queue_create),
+	/* 1.2 had no timeout_ms and pad. */
+	[DRM_VNPU_QUEUE_CREATE] = offsetof(struct drm_vnpu_queue_create, timeout_ms),
 	[DRM_VNPU_QUEUE_DESTROY] = sizeof(struct drm_vnpu_queue_destroy),
 	[DRM_VNPU_SUBMIT] = sizeof(struct drm_vnpu_submit),
+	[DRM_VNPU_QUEUE_INFO] = sizeof(struct drm_vnpu_queue_info),
 };
 
 static_assert(ARRAY_SIZE(vnpu_ioctl_min_size) == ARRAY_SIZE(vnpu_drm_ioctls));
@@ -329,6 +368,14 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 		kfree(vfile);
 		return -ENOMEM;
 	}
+	vfile->client = vnpu_client_alloc();
+	if (!vfile->client) {
+		mutex_lock(&vdev->mem_lock);
+		vnpu_process_put_locked(vdev, vfile->proc);
+		mutex_unlock(&vdev->mem_lock);
+		kfree(vfile);
+		return -ENOMEM;
+	}
 	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = vfile;
 	return 0;
@@ -344,7 +391,37 @@ static void vnpu_postclose(struct drm_device *drm, struct drm_file *file)
 	mutex_lock(&vdev->mem_lock);
 	vnpu_process_put_locked(vdev, vfile->proc);
 	mutex_unlock(&vdev->mem_lock);
+	vnpu_client_put(vfile->client);
 	kfree(vfile);
+}
+
+static const char *const vnpu_class_names[VNPU_ENGINE_CLASSES] = {
+	[DRM_VNPU_ENGINE_COMPUTE] = "compute",
+	[DRM_VNPU_ENGINE_COPY] = "copy",
+};
+
+/*
+ * fdinfo (Documentation/gpu/drm-usage-stats.rst): busy time of the file's
+ * jobs per engine class, summed over the class's engines (so up to
+ * capacity x wall time) and including jobs executing now, and the memory
+ * the file holds.
+ */
+static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(file->minor->dev);
+	struct vnpu_file *vfile = file->driver_priv;
+	u32 class, count;
+
+	for (class = 0; class < VNPU_ENGINE_CLASSES; class++) {
+		count = class == DRM_VNPU_ENGINE_COMPUTE ? vdev->num_compute_engines :
+							   vdev->num_copy_engines;
+		drm_printf(p, "drm-engine-%s:\t%llu ns\n", vnpu_class_names[class],
+			   vnpu_client_busy_ns(vdev, vfile->client, class));
+		if (count > 1)
+			drm_printf(p, "drm-engine-capacity-%s:\t%u\n", vnpu_class_names[class],
+				   count);
+	}
+	vnpu_gem_show_fdinfo(p, file);
 }
 
 static const struct drm_driver vnpu_drm_driver = {
@@ -355,7 +432,7 @@ static const struct drm_driver vnpu_drm_driver = {
 	.gem_create_object = vnpu_gem_create_object,
 	.gem_prime_import = vnpu_gem_prime_import,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
-	.show_fdinfo = vnpu_gem_show_fdinfo,
+	.show_fdinfo = vnpu_show_fdinfo,
 	.ioctls = vnpu_drm_ioctls,
 	.num_ioctls = ARRAY_SIZE(vnpu_drm_ioctls),
 	.fops = &vnpu_fops,
@@ -381,7 +458,10 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	vdev->num_compute_engines = vnpu_compute_engines;
 	vdev->num_copy_engines = vnpu_copy_engines;
 	vdev->max_queues = vnpu_max_queues_per_process;
+	vdev->job_timeout_ms = vnpu_job_timeout_ms;
 	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
+	spin_lock_init(&vdev->health_lock);
+	atomic64_set(&vdev->reset_gen, 0);
 	platform_set_drvdata(pdev, vdev);
 
 	/* Importers map peer buffers for DMA; the emulated bus is 64-bit. */
@@ -391,7 +471,7 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	ret = vnpu_mem_init(vdev, (u64)vnpu_host_size_mb << 20);
 	if (ret)
 		return ret;
-	ret = vnpu_engines_init(vdev, vnpu_job_timeout_ms);
+	ret = vnpu_engines_init(vdev);
 	if (ret)
 		return ret;
 

@@ -29,7 +29,7 @@
 #define VNPU_MIN_HOST_MB	16
 #define VNPU_MAX_HOST_MB	(256 * 1024)
 #define VNPU_MAX_QUEUES		4096
-#define VNPU_MAX_TIMEOUT_MS	(3600 * 1000)
+#define VNPU_MAX_TIMEOUT_MS	DRM_VNPU_MAX_TIMEOUT_MS
 #define VNPU_ENGINE_CLASSES	2
 
 struct vnpu_engine;
@@ -76,6 +76,14 @@ struct vnpu_region {
  * @num_engines: entries in @engines that are initialised
  * @scheds: the schedulers of each engine class (DRM_VNPU_ENGINE_*), the
  *	list a queue's entity is spread over
+ * @job_timeout_ms: default job timeout of new queues (module parameter)
+ * @allow_hang: debugfs: submits may contain DRM_VNPU_CMD_HANG
+ * @reset_gen: incremented by each reset; jobs submitted before a reset
+ *	fail with -EIO instead of running
+ * @health_lock: protects @hang_times, @reset_count and the transitions of
+ *	@health; taken inside &vnpu_engine.lock, takes no other lock
+ * @hang_times: jiffies of the last timeouts, newest first
+ * @reset_count: resets done through sysfs
  *
  * The fixed facts (@index to @num_copy_engines) are set before the device
  * is registered and never change, so they need no lock.
@@ -102,6 +110,13 @@ struct vnpu_device {
 	struct vnpu_engine *engines;
 	u32 num_engines;
 	struct drm_gpu_scheduler *scheds[VNPU_ENGINE_CLASSES][VNPU_MAX_ENGINES];
+	u32 job_timeout_ms;
+	bool allow_hang;
+	atomic64_t reset_gen;
+
+	spinlock_t health_lock; /* Protects @hang_times, @reset_count, @health changes */
+	unsigned long hang_times[DRM_VNPU_HEALTH_RESET_HANGS];
+	u64 reset_count;
 };
 
 /**
@@ -138,10 +153,12 @@ struct vnpu_process {
  * @proc: accounting entry of the process that opened the file, held so
  *	its limits live as long as it has the device open
  * @queues: the file's &vnpu_queue, by id; the xarray's own lock protects it
+ * @client: engine busy time of the file's jobs, for fdinfo
  */
 struct vnpu_file {
 	struct vnpu_process *proc;
 	struct xarray queues;
+	struct vnpu_client *client;
 };
 
 static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
@@ -152,6 +169,7 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
 int vnpu_device_numa_node(struct vnpu_device *vdev);
 u64 vnpu_region_largest_free(struct vnpu_device *vdev, struct vnpu_region *region);
 const char *vnpu_health_name(enum drm_vnpu_health health);
+void vnpu_health_hang(struct vnpu_device *vdev);
 
 extern const struct attribute_group *vnpu_sysfs_groups[];
 

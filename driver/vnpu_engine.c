@@ -14,8 +14,14 @@
  * has an entity spread over that class's schedulers, so entities of
  * different priorities share a scheduler and priorities take effect.
  *
- * A job that runs longer than job_timeout_ms is aborted: its hardware fence
- * is signalled with -ETIMEDOUT and the engine moves on. On unplug every
+ * A job that executes longer than its queue's timeout (job_timeout_ms
+ * unless the queue sets its own) is aborted by its timeout_work: its
+ * hardware fence is signalled with -ETIMEDOUT, its queue turns guilty, the
+ * device health counts a hang, and the engine moves on. The drm_sched
+ * timeout is not used (it is per scheduler, not per queue). A reset
+ * (sysfs) signals every running job with -EIO and bumps the device's
+ * reset generation, so jobs submitted before it fail with -EIO when they
+ * reach run_job instead of running. On unplug every
  * engine is marked dead and every hardware fence not yet signalled is
  * signalled with -ENODEV; jobs reaching a dead engine fail with -ENODEV
  * without running. The schedulers are finished when the DRM device is
@@ -25,6 +31,7 @@
  */
 
 #include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -37,6 +44,7 @@
 
 #include "vnpu_compat.h"
 #include "vnpu_engine.h"
+#include "vnpu_ops.h"
 
 /* Jobs an engine holds at once: one executing, one ready behind it. */
 #define VNPU_ENGINE_CREDITS 2
@@ -109,7 +117,8 @@ static void vnpu_exec_fill(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd
 	}
 }
 
-static void vnpu_exec_cmd(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
+/* Executes one command; returns the error that fails the job, or 0. */
+static int vnpu_exec_cmd(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 {
 	switch (cmd->opcode) {
 	case DRM_VNPU_CMD_COPY:
@@ -125,18 +134,89 @@ static void vnpu_exec_cmd(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 		wait_event_hrtimeout(job->engine->abort_wq, READ_ONCE(job->aborted),
 				     ns_to_ktime(cmd->size));
 		break;
+	case DRM_VNPU_CMD_KERNEL:
+		vnpu_kernel_run(cmd->kop, &job->aborted);
+		break;
+	case DRM_VNPU_CMD_HANG:
+		/* Idle, not uninterruptible: a long hang is not a hung task. */
+		wait_event_idle(job->engine->abort_wq, READ_ONCE(job->aborted));
+		break;
+	case DRM_VNPU_CMD_FAULT:
+		return -(int)cmd->pattern;
 	}
+	return 0;
+}
+
+/* Adds @ns of execution to the engine's and the client's busy time. */
+static void vnpu_job_account_busy(struct vnpu_job *job, u64 ns)
+{
+	atomic64_add(ns, &job->engine->busy_ns);
+	atomic64_add(ns, &job->qs->client->busy_ns[job->qs->engine_class]);
 }
 
 static void vnpu_job_exec_work(struct work_struct *work)
 {
 	struct vnpu_job *job = container_of(work, struct vnpu_job, exec_work);
+	struct vnpu_engine *engine = job->engine;
+	u64 start = ktime_get_ns();
+	int error = 0;
 	u32 i;
 
-	for (i = 0; i < job->cmd_count && !READ_ONCE(job->aborted); i++)
-		vnpu_exec_cmd(job, &job->cmds[i]);
-	vnpu_job_signal(job, 0);
+	spin_lock(&engine->lock);
+	engine->exec_start = start;
+	engine->exec_job = job;
+	spin_unlock(&engine->lock);
+
+	if (atomic_read(&job->qs->guilty))
+		error = -ECANCELED;
+	else
+		queue_delayed_work(system_wq, &job->timeout_work,
+				   msecs_to_jiffies(READ_ONCE(job->qs->timeout_ms)));
+	for (i = 0; !error && i < job->cmd_count && !READ_ONCE(job->aborted); i++) {
+		WRITE_ONCE(job->cur_cmd, i);
+		error = vnpu_exec_cmd(job, &job->cmds[i]);
+		if (error)
+			job->error_cmd = i;
+	}
+	cancel_delayed_work_sync(&job->timeout_work);
+
+	/* Accounted under the lock: readers never count the job twice. */
+	spin_lock(&engine->lock);
+	engine->exec_start = 0;
+	engine->exec_job = NULL;
+	vnpu_job_account_busy(job, ktime_get_ns() - start);
+	spin_unlock(&engine->lock);
+	vnpu_job_signal(job, error);
 	vnpu_job_put(job);
+}
+
+/*
+ * Stops a job that executed for longer than its queue's timeout. The job is
+ * alive: the exec work holds a reference and cancels this work before it
+ * drops it.
+ */
+static void vnpu_job_timeout_work(struct work_struct *work)
+{
+	struct vnpu_job *job = container_of(to_delayed_work(work), struct vnpu_job,
+					    timeout_work);
+	struct vnpu_engine *engine = job->engine;
+	bool hit;
+
+	spin_lock(&engine->lock);
+	hit = !list_empty(&job->link);
+	if (hit) {
+		/* Before the fence signals, so its waiters see the new state. */
+		atomic_set(&job->qs->guilty, 1);
+		vnpu_health_hang(job->vdev);
+		job->error_cmd = READ_ONCE(job->cur_cmd);
+		vnpu_job_signal_locked(job, -ETIMEDOUT);
+	}
+	spin_unlock(&engine->lock);
+	if (!hit)
+		return;
+	wake_up_all(&engine->abort_wq);
+	drm_dbg_driver(&job->vdev->drm, "%s: job %llu timed out\n", engine->name,
+		       job->seqno);
 }
 
 static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
@@ -145,6 +225,10 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 	struct vnpu_job *job = to_vnpu_job(sched_job);
 	struct dma_fence *fence = job->hw_fence;
 
+	/* Cancelled by drm_sched (guilty queue): do not run it. */
+	if (sched_job->s_fence->finished.error)
+		return NULL;
+
 	spin_lock(&engine->lock);
 	job->engine = engine;
 	dma_fence_init(fence, &vnpu_fence_ops, &engine->lock, engine->fence_context,
@@ -152,6 +236,8 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 	list_add_tail(&job->link, &engine->running);
 	if (engine->dead) {
 		vnpu_job_signal_locked(job, -ENODEV);
+	} else if (job->reset_gen != atomic64_read(&job->vdev->reset_gen)) {
+		vnpu_job_signal_locked(job, -EIO);
 	} else {
 		kref_get(&job->refs);
 		queue_work(engine->exec_wq, &job->exec_work);
@@ -163,6 +249,9 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 }
 
 /*
+ * Not expected to run: the schedulers have no timeout, timeout_work stops
+ * jobs. Kept as a safe answer should drm_sched call it anyway.
+ *
  * drm_sched took the job off its pending list before calling us. If the
  * job finished meanwhile it must be freed by drm_sched (free_guilty);
  * otherwise it goes back on the list and is aborted, so the normal
@@ -191,10 +280,39 @@ static enum drm_gpu_sched_stat vnpu_job_timedout(struct drm_sched_job *sched_job
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
+/* Counts a released job in its queue's state. */
+static void vnpu_job_account_done(struct vnpu_job *job, int error)
+{
+	struct vnpu_queue_state *qs = job->qs;
+
+	spin_lock(&qs->lock);
+	if (!error) {
+		qs->completed++;
+	} else {
+		qs->failed++;
+		qs->last_error_seqno = job->seqno;
+		qs->last_error_cmd = job->error_cmd;
+		qs->last_error = error;
+	}
+	spin_unlock(&qs->lock);
+}
+
 static void vnpu_job_free(struct drm_sched_job *sched_job)
 {
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+
+	vnpu_job_account_done(job, sched_job->s_fence->finished.error);
+	if (job->queued_on)
+		atomic_dec(&job->queued_on->queued);
 	drm_sched_job_cleanup(sched_job);
-	vnpu_job_put(to_vnpu_job(sched_job));
+	vnpu_job_put(job);
+}
+
+/* After arm and push: the job counts as queued on its scheduler's engine. */
+void vnpu_job_pushed(struct vnpu_job *job)
+{
+	job->queued_on = container_of(job->base.sched, struct vnpu_engine, sched);
+	atomic_inc(&job->queued_on->queued);
 }
 
 static const struct drm_sched_backend_ops vnpu_sched_ops = {
@@ -213,6 +331,9 @@ static void vnpu_job_release_work(struct work_struct *work)
 		drm_gem_vunmap_unlocked(job->bos[i].obj, &job->bos[i].map);
 		drm_gem_object_put(job->bos[i].obj);
 	}
+	for (i = 0; i < job->cmd_count; i++)
+		kfree(job->cmds[i].kop);
+	vnpu_queue_state_put(job->qs);
 	if (job->engine)
 		dma_fence_put(job->hw_fence);
 	else
@@ -237,17 +358,19 @@ void vnpu_job_put(struct vnpu_job *job)
 }
 
 /*
- * A job for @cmd_count commands, with room for two buffers per command.
- * The caller fills the commands and buffers, then initialises @base.
+ * A job of queue @qs for @cmd_count commands, with room for
+ * VNPU_CMD_MAX_BOS buffers per command. The caller fills the commands
+ * (setting @cmd_count as it goes) and buffers, then initialises @base.
  */
-struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev, u32 cmd_count)
+struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev, struct vnpu_queue_state *qs,
+				u32 cmd_count)
 {
 	struct vnpu_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
 
 	if (!job)
 		return NULL;
 	job->cmds = kvcalloc(cmd_count, sizeof(*job->cmds), GFP_KERNEL);
-	job->bos = kvcalloc(2 * cmd_count, sizeof(*job->bos), GFP_KERNEL);
+	job->bos = kvcalloc(VNPU_CMD_MAX_BOS * cmd_count, sizeof(*job->bos), GFP_KERNEL);
 	/* Allocated here: run_job is in the fence signalling path. */
 	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
 	if (!job->cmds || !job->bos || !job->hw_fence) {
@@ -260,10 +383,134 @@ struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev, u32 cmd_count)
 	kref_init(&job->refs);
 	job->vdev = vdev;
 	drm_dev_get(&vdev->drm);
+	job->qs = qs;
+	kref_get(&qs->refs);
+	job->reset_gen = atomic64_read(&vdev->reset_gen);
+	job->error_cmd = DRM_VNPU_NO_CMD;
 	INIT_LIST_HEAD(&job->link);
 	INIT_WORK(&job->exec_work, vnpu_job_exec_work);
 	INIT_WORK(&job->release_work, vnpu_job_release_work);
+	INIT_DELAYED_WORK(&job->timeout_work, vnpu_job_timeout_work);
 	return job;
+}
+
+struct vnpu_client *vnpu_client_alloc(void)
+{
+	struct vnpu_client *client = kzalloc(sizeof(*client), GFP_KERNEL);
+
+	if (client)
+		kref_init(&client->refs);
+	return client;
+}
+
+static void vnpu_client_release(struct kref *kref)
+{
+	kfree(container_of(kref, struct vnpu_client, refs));
+}
+
+void vnpu_client_put(struct vnpu_client *client)
+{
+	kref_put(&client->refs, vnpu_client_release);
+}
+
+struct vnpu_queue_state *vnpu_queue_state_alloc(struct vnpu_client *client, u32 engine_class,
+						u32 timeout_ms)
+{
+	struct vnpu_queue_state *qs = kzalloc(sizeof(*qs), GFP_KERNEL);
+
+	if (!qs)
+		return NULL;
+	kref_init(&qs->refs);
+	spin_lock_init(&qs->lock);
+	qs->client = client;
+	kref_get(&client->refs);
+	qs->engine_class = engine_class;
+	qs->timeout_ms = timeout_ms;
+	qs->last_error_cmd = DRM_VNPU_NO_CMD;
+	return qs;
+}
+
+static void vnpu_queue_state_release(struct kref *kref)
+{
+	struct vnpu_queue_state *qs = container_of(kref, struct vnpu_queue_state, refs);
+
+	vnpu_client_put(qs->client);
+	kfree(qs);
+}
+
+void vnpu_queue_state_put(struct vnpu_queue_state *qs)
+{
+	kref_put(&qs->refs, vnpu_queue_state_release);
+}
+
+/* Busy time of @engine, including the job executing now. */
+u64 vnpu_engine_busy_ns(struct vnpu_engine *engine)
+{
+	u64 busy, start;
+
+	spin_lock(&engine->lock);
+	busy = atomic64_read(&engine->busy_ns);
+	start = engine->exec_start;
+	spin_unlock(&engine->lock);
+	return start ? busy + (ktime_get_ns() - start) : busy;
+}
+
+/*
+ * Busy time of @client on the engines of @class, including the jobs of the
+ * client executing now.
+ */
+u64 vnpu_client_busy_ns(struct vnpu_device *vdev, struct vnpu_client *client, u32 class)
+{
+	u64 busy = atomic64_read(&client->busy_ns[class]), now = ktime_get_ns();
+	unsigned int i;
+
+	/*
+	 * A job finishing during the walk may be missed once (readers keep the
+	 * previous maximum, as drm-usage-stats.rst allows); none is counted
+	 * twice.
+	 */
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vnpu_engine *engine = &vdev->engines[i];
+		struct vnpu_job *job;
+
+		spin_lock(&engine->lock);
+		job = engine->exec_job;
+		if (job && job->qs->client == client && job->qs->engine_class == class)
+			busy += now - engine->exec_start;
+		spin_unlock(&engine->lock);
+	}
+	return busy;
+}
+
+/*
+ * Fails every job on the engines with -EIO and, through the reset
+ * generation, every job submitted before now that has not reached an engine
+ * yet. Then the device is healthy again. Guilty queues stay guilty.
+ */
+void vnpu_device_reset(struct vnpu_device *vdev)
+{
+	struct vnpu_job *job, *tmp;
+	unsigned int i;
+
+	atomic64_inc(&vdev->reset_gen);
+	for (i = 0; i < vdev->num_engines; i++) {
+		struct vnpu_engine *engine = &vdev->engines[i];
+
+		spin_lock(&engine->lock);
+		list_for_each_entry_safe(job, tmp, &engine->running, link) {
+			job->error_cmd = READ_ONCE(job->cur_cmd);
+			vnpu_job_signal_locked(job, -EIO);
+		}
+		spin_unlock(&engine->lock);
+		wake_up_all(&engine->abort_wq);
+	}
+
+	spin_lock(&vdev->health_lock);
+	memset(vdev->hang_times, 0, sizeof(vdev->hang_times));
+	vdev->reset_count++;
+	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
+	spin_unlock(&vdev->health_lock);
+	drm_info(&vdev->drm, "vnpu%u: reset\n", vdev->index);
 }
 
 /* Marks every engine dead and fails the jobs they hold with -ENODEV. */
@@ -325,10 +572,11 @@ err_destroy_wq:
 	return ret;
 }
 
-int vnpu_engines_init(struct vnpu_device *vdev, unsigned int timeout_ms)
+int vnpu_engines_init(struct vnpu_device *vdev)
 {
 	u32 total = vdev->num_compute_engines + vdev->num_copy_engines;
-	long timeout = msecs_to_jiffies(timeout_ms);
+	/* Timeouts are per queue, by timeout_work; see the DOC above. */
+	long timeout = MAX_SCHEDULE_TIMEOUT;
 	unsigned int i;
 	int ret;
 

@@ -16,6 +16,15 @@
  * job takes a GEM reference on the buffer and vmaps it (for an import, the
  * exporter's dma-buf vmap) until the job is released. Only then is the job
  * armed and pushed, so a failed submit changes nothing.
+ *
+ * Each queue has a &vnpu_queue_state, shared with its jobs so that it
+ * outlives the queue: counters, the last error, the timeout and the guilty
+ * flag (also the entity's, so drm_sched cancels the queue's jobs once it is
+ * set). A guilty queue refuses submits with -ECANCELED, a device that needs
+ * a reset refuses them with -EIO, and HANG is refused with -EPERM unless
+ * debugfs allow_hang is set. KERNEL arguments are read from device memory
+ * and checked here (vnpu_kernel_check()); their arrays are resolved like
+ * any other range.
  */
 
 #include <linux/capability.h>
@@ -33,6 +42,7 @@
 #include "vnpu_engine.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
+#include "vnpu_ops.h"
 #include "vnpu_queue.h"
 
 /**
@@ -40,8 +50,10 @@
  * @refs: the file's id table and each submit using the queue
  * @vdev: the device
  * @proc: the process charged for the queue (a reference is held)
- * @push_lock: keeps arming and pushing jobs on @entity in one order
- * @entity: the scheduler entity
+ * @push_lock: keeps arming and pushing jobs on @entity in one order, and
+ *	their sequence numbers (&vnpu_queue_state.submitted) with it
+ * @entity: the scheduler entity; its guilty flag is @qs->guilty
+ * @qs: counters and error state, shared with the queue's jobs
  */
 struct vnpu_queue {
 	struct kref refs;
@@ -49,6 +61,7 @@ struct vnpu_queue {
 	struct vnpu_process *proc;
 	struct mutex push_lock; /* Protects the arm + push order on @entity */
 	struct drm_sched_entity entity;
+	struct vnpu_queue_state *qs;
 };
 
 static const enum drm_sched_priority vnpu_sched_priority[] = {
@@ -71,6 +84,7 @@ static void vnpu_queue_release(struct kref *kref)
 	vnpu_process_put_locked(vdev, queue->proc);
 	mutex_unlock(&vdev->mem_lock);
 
+	vnpu_queue_state_put(queue->qs);
 	mutex_destroy(&queue->push_lock);
 	kfree(queue);
 }
@@ -131,7 +145,8 @@ static void vnpu_queue_uncharge(struct vnpu_device *vdev, struct vnpu_process *p
 
 static int vnpu_queue_create_check(const struct drm_vnpu_queue_create *args)
 {
-	if (args->flags || args->queue_id)
+	if (args->flags || args->queue_id || args->pad ||
+	    args->timeout_ms > DRM_VNPU_MAX_TIMEOUT_MS)
 		return -EINVAL;
 	if (args->engine_class >= VNPU_ENGINE_CLASSES ||
 	    args->priority >= ARRAY_SIZE(vnpu_sched_priority))
@@ -167,13 +182,20 @@ int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file 
 	queue->vdev = vdev;
 	queue->proc = vfile->proc;
 	mutex_init(&queue->push_lock);
+	queue->qs = vnpu_queue_state_alloc(vfile->client, args->engine_class,
+					   args->timeout_ms ?: vdev->job_timeout_ms);
+	if (!queue->qs) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 
 	ret = vnpu_queue_charge(vdev, queue->proc);
 	if (ret)
-		goto err_free;
+		goto err_put_state;
 	ret = drm_sched_entity_init(&queue->entity, vnpu_sched_priority[args->priority],
 				    vdev->scheds[args->engine_class],
-				    vnpu_class_engines(vdev, args->engine_class), NULL);
+				    vnpu_class_engines(vdev, args->engine_class),
+				    &queue->qs->guilty);
 	if (ret)
 		goto err_uncharge;
 	ret = xa_alloc(&vfile->queues, &id, queue, xa_limit_32b, GFP_KERNEL);
@@ -187,6 +209,8 @@ err_entity:
 	drm_sched_entity_destroy(&queue->entity);
 err_uncharge:
 	vnpu_queue_uncharge(vdev, queue->proc);
+err_put_state:
+	vnpu_queue_state_put(queue->qs);
 err_free:
 	mutex_destroy(&queue->push_lock);
 	kfree(queue);
@@ -204,6 +228,40 @@ int vnpu_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file
 	queue = xa_erase(&vfile->queues, args->queue_id);
 	if (!queue)
 		return -ENOENT;
+	vnpu_queue_put(queue);
+	return 0;
+}
+
+int vnpu_queue_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_vnpu_queue_info *args = data;
+	struct vnpu_file *vfile = file->driver_priv;
+	struct vnpu_queue_state *qs;
+	struct vnpu_queue *queue;
+
+	if (args->flags & ~DRM_VNPU_QUEUE_INFO_SET_TIMEOUT || args->pad ||
+	    args->timeout_ms > DRM_VNPU_MAX_TIMEOUT_MS ||
+	    (!(args->flags & DRM_VNPU_QUEUE_INFO_SET_TIMEOUT) && args->timeout_ms))
+		return -EINVAL;
+	queue = vnpu_queue_lookup(vfile, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	qs = queue->qs;
+
+	if (args->flags & DRM_VNPU_QUEUE_INFO_SET_TIMEOUT)
+		WRITE_ONCE(qs->timeout_ms, args->timeout_ms ?: vdev->job_timeout_ms);
+	args->timeout_ms = READ_ONCE(qs->timeout_ms);
+	args->state = atomic_read(&qs->guilty) ? DRM_VNPU_QUEUE_STATE_GUILTY : 0;
+	spin_lock(&qs->lock);
+	args->submitted = qs->submitted;
+	args->completed = qs->completed;
+	args->failed = qs->failed;
+	args->last_error_seqno = qs->last_error_seqno;
+	args->last_error_cmd = qs->last_error_cmd;
+	args->last_error = qs->last_error;
+	spin_unlock(&qs->lock);
+
 	vnpu_queue_put(queue);
 	return 0;
 }
@@ -230,6 +288,18 @@ static int vnpu_cmd_check(const struct drm_vnpu_cmd *cmd)
 	case DRM_VNPU_CMD_DELAY:
 		if (cmd->dst || cmd->src || cmd->pattern || !cmd->size ||
 		    cmd->size > DRM_VNPU_MAX_DELAY_NS)
+			return -EINVAL;
+		return 0;
+	case DRM_VNPU_CMD_KERNEL:
+		if (cmd->dst || cmd->pattern || cmd->src % 8 ||
+		    cmd->size != sizeof(struct drm_vnpu_kernel_args))
+			return -EINVAL;
+		return check_add_overflow(cmd->src, cmd->size, &end) ? -EINVAL : 0;
+	case DRM_VNPU_CMD_HANG:
+		return cmd->dst || cmd->src || cmd->pattern || cmd->size ? -EINVAL : 0;
+	case DRM_VNPU_CMD_FAULT:
+		if (cmd->dst || cmd->src || cmd->size || !cmd->pattern ||
+		    cmd->pattern > MAX_ERRNO)
 			return -EINVAL;
 		return 0;
 	default:
@@ -308,6 +378,51 @@ static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 a
 	return job->bos[i].map.vaddr + (addr - vnpu_bo_device_addr(to_vnpu_bo(obj)));
 }
 
+/*
+ * Reads the arguments of a KERNEL command from device memory, checks them
+ * and resolves the arrays they name.
+ */
+static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
+				   const struct drm_vnpu_cmd *cmd, struct vnpu_exec_cmd *exec)
+{
+	struct drm_vnpu_kernel_args args;
+	struct vnpu_kernel_ranges r = {};
+	struct vnpu_kernel_op *kop;
+	void *ptr[3] = {};
+	const void *src;
+	u64 end;
+	int i, ret;
+
+	src = vnpu_job_resolve(job, file, cmd->src, cmd->size);
+	if (IS_ERR(src))
+		return PTR_ERR(src);
+	memcpy(&args, src, sizeof(args));
+	ret = vnpu_kernel_check(&args, &r);
+	if (ret)
+		return ret;
+	for (i = 0; i < 3; i++) {
+		if (!r.size[i])
+			continue;
+		if (check_add_overflow(r.addr[i], r.size[i], &end))
+			return -EINVAL;
+		ptr[i] = vnpu_job_resolve(job, file, r.addr[i], r.size[i]);
+		if (IS_ERR(ptr[i]))
+			return PTR_ERR(ptr[i]);
+	}
+
+	kop = kzalloc(sizeof(*kop), GFP_KERNEL);
+	if (!kop)
+		return -ENOMEM;
+	*kop = (struct vnpu_kernel_op){
+		.op = args.op, .flags = args.flags, .m = args.m, .n = args.n, .k = args.k,
+		.alpha = args.alpha, .beta = args.beta,
+		.lda = args.lda, .ldb = args.ldb, .ldc = args.ldc,
+		.a = ptr[0], .b = ptr[1], .c = ptr[2],
+	};
+	exec->kop = kop;
+	return 0;
+}
+
 static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 				const struct drm_vnpu_cmd *cmd, struct vnpu_exec_cmd *exec)
 {
@@ -316,8 +431,14 @@ static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 	exec->opcode = cmd->opcode;
 	exec->pattern = cmd->pattern;
 	exec->size = cmd->size;
-	if (cmd->opcode == DRM_VNPU_CMD_DELAY)
+	switch (cmd->opcode) {
+	case DRM_VNPU_CMD_DELAY:
+	case DRM_VNPU_CMD_HANG:
+	case DRM_VNPU_CMD_FAULT:
 		return 0;
+	case DRM_VNPU_CMD_KERNEL:
+		return vnpu_job_resolve_kernel(job, file, cmd, exec);
+	}
 
 	ptr = vnpu_job_resolve(job, file, cmd->dst,
 			       cmd->opcode == DRM_VNPU_CMD_TIMESTAMP ? sizeof(u64) : cmd->size);
@@ -338,6 +459,7 @@ static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 static int vnpu_job_add_cmds(struct vnpu_job *job, struct drm_file *file,
 			     const struct drm_vnpu_submit *args)
 {
+	struct vnpu_device *vdev = job->vdev;
 	struct drm_vnpu_cmd *cmds;
 	u32 i;
 	int ret;
@@ -353,11 +475,18 @@ static int vnpu_job_add_cmds(struct vnpu_job *job, struct drm_file *file,
 			goto out_free;
 	}
 	for (i = 0; i < args->cmd_count; i++) {
+		if (cmds[i].opcode == DRM_VNPU_CMD_HANG && !READ_ONCE(vdev->allow_hang)) {
+			ret = -EPERM;
+			goto out_free;
+		}
+	}
+	for (i = 0; i < args->cmd_count; i++) {
+		/* Counted as it goes: the release frees what was resolved. */
+		job->cmd_count = i + 1;
 		ret = vnpu_job_resolve_cmd(job, file, &cmds[i], &job->cmds[i]);
 		if (ret)
 			goto out_free;
 	}
-	job->cmd_count = args->cmd_count;
 out_free:
 	kvfree(cmds);
 	return ret;
@@ -458,8 +587,13 @@ static void vnpu_job_push(struct vnpu_queue *queue, struct vnpu_job *job,
 	struct dma_fence *done;
 
 	mutex_lock(&queue->push_lock);
+	spin_lock(&queue->qs->lock);
+	job->seqno = ++queue->qs->submitted;
+	spin_unlock(&queue->qs->lock);
 	drm_sched_job_arm(&job->base);
 	done = dma_fence_get(&job->base.s_fence->finished);
+	/* Before the push: once pushed, the job may be freed at any time. */
+	vnpu_job_pushed(job);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&queue->push_lock);
 
@@ -469,6 +603,7 @@ static void vnpu_job_push(struct vnpu_queue *queue, struct vnpu_job *job,
 
 int vnpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
+	struct vnpu_device *vdev = to_vnpu_device(drm);
 	struct vnpu_file *vfile = file->driver_priv;
 	struct drm_vnpu_submit *args = data;
 	struct vnpu_signal sig = {};
@@ -482,7 +617,15 @@ int vnpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	queue = vnpu_queue_lookup(vfile, args->queue_id);
 	if (!queue)
 		return -ENOENT;
-	job = vnpu_job_alloc(to_vnpu_device(drm), args->cmd_count);
+	if (atomic_read(&queue->qs->guilty)) {
+		ret = -ECANCELED;
+		goto out_put_queue;
+	}
+	if (atomic_read(&vdev->health) == DRM_VNPU_HEALTH_NEEDS_RESET) {
+		ret = -EIO;
+		goto out_put_queue;
+	}
+	job = vnpu_job_alloc(vdev, queue->qs, args->cmd_count);
 	if (!job) {
 		ret = -ENOMEM;
 		goto out_put_queue;

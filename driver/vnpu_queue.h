@@ -13,6 +13,7 @@ void vnpu_queues_release(struct vnpu_device *vdev, struct vnpu_file *vfile);
 
 int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int vnpu_queue_destroy_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int vnpu_queue_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int vnpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif /* __VNPU_QUEUE_H__ */

@@ -28,6 +28,22 @@
  * - default_quota_bytes: VRAM hard and soft limit of processes that first
  *   use the device from now on; "max" for none. Root may write a byte count
  *   or "max".
+ *
+ * Recovery:
+ *
+ * - reset (write-only, root): writing 1 fails every running job and every
+ *   job submitted before the write with -EIO, and makes the device healthy
+ *   again; queues that turned guilty stay guilty
+ * - reset_count: resets done since the device was bound
+ *
+ * Engines, in the device's "engines" group (a sibling of "vnpu":
+ * /sys/class/accel/accelN/device/engines/), one value per file, for each
+ * engine NAME the device has (compute0.., copy0..):
+ *
+ * - NAME_busy_ns: time the engine spent executing jobs, including the one
+ *   executing now
+ * - NAME_queued_jobs: jobs submitted to the engine that are not finished
+ *   (waiting for dependencies, queued, or executing)
  */
 
 #include <linux/capability.h>
@@ -35,7 +51,10 @@
 #include <linux/platform_device.h>
 #include <linux/sysfs.h>
 
+#include <drm/drm_drv.h>
+
 #include "vnpu_drv.h"
+#include "vnpu_engine.h"
 
 static struct vnpu_device *dev_to_vnpu(struct device *dev)
 {
@@ -174,6 +193,41 @@ static ssize_t default_quota_bytes_store(struct device *dev, struct device_attri
 }
 static DEVICE_ATTR_RW(default_quota_bytes);
 
+static ssize_t reset_store(struct device *dev, struct device_attribute *attr,
+			   const char *buf, size_t count)
+{
+	struct vnpu_device *vdev = dev_to_vnpu(dev);
+	bool yes;
+	int idx, ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtobool(buf, &yes);
+	if (ret)
+		return ret;
+	if (!yes)
+		return -EINVAL;
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return -ENODEV;
+	vnpu_device_reset(vdev);
+	drm_dev_exit(idx);
+	return count;
+}
+static DEVICE_ATTR_WO(reset);
+
+static ssize_t reset_count_show(struct device *dev, struct device_attribute *attr,
+				char *buf)
+{
+	struct vnpu_device *vdev = dev_to_vnpu(dev);
+	u64 count;
+
+	spin_lock(&vdev->health_lock);
+	count = vdev->reset_count;
+	spin_unlock(&vdev->health_lock);
+	return sysfs_emit(buf, "%llu\n", count);
+}
+static DEVICE_ATTR_RO(reset_count);
+
 static struct attribute *vnpu_attrs[] = {
 	&dev_attr_index.attr,
 	&dev_attr_uapi_version.attr,
@@ -188,6 +242,8 @@ static struct attribute *vnpu_attrs[] = {
 	&dev_attr_host_used_bytes.attr,
 	&dev_attr_bo_count.attr,
 	&dev_attr_default_quota_bytes.attr,
+	&dev_attr_reset.attr,
+	&dev_attr_reset_count.attr,
 	NULL
 };
 
@@ -196,7 +252,128 @@ static const struct attribute_group vnpu_attr_group = {
 	.attrs = vnpu_attrs,
 };
 
+/* An engine attribute: class << 8 | number, in the ext attribute's var. */
+#define VNPU_ENGINE_ID(class, nr) ((class) << 8 | (nr))
+
+static struct vnpu_engine *vnpu_attr_engine(struct device *dev, struct device_attribute *attr)
+{
+	struct vnpu_device *vdev = dev_to_vnpu(dev);
+	uintptr_t id = (uintptr_t)container_of(attr, struct dev_ext_attribute, attr)->var;
+	u32 nr = id & 0xff;
+
+	if (id >> 8 == DRM_VNPU_ENGINE_COPY)
+		nr += vdev->num_compute_engines;
+	return &vdev->engines[nr];
+}
+
+static ssize_t engine_busy_ns_show(struct device *dev, struct device_attribute *attr,
+				   char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", vnpu_engine_busy_ns(vnpu_attr_engine(dev, attr)));
+}
+
+static ssize_t engine_queued_jobs_show(struct device *dev, struct device_attribute *attr,
+				       char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&vnpu_attr_engine(dev, attr)->queued));
+}
+
+#define VNPU_ENGINE_ATTR(name, stat, id)					\
+static struct dev_ext_attribute dev_attr_##name##_##stat = {			\
+	__ATTR(name##_##stat, 0444, engine_##stat##_show, NULL), (void *)(id)	\
+}
+
+VNPU_ENGINE_ATTR(compute0, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 0));
+VNPU_ENGINE_ATTR(compute0, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 0));
+VNPU_ENGINE_ATTR(compute1, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 1));
+VNPU_ENGINE_ATTR(compute1, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 1));
+VNPU_ENGINE_ATTR(compute2, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 2));
+VNPU_ENGINE_ATTR(compute2, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 2));
+VNPU_ENGINE_ATTR(compute3, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 3));
+VNPU_ENGINE_ATTR(compute3, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 3));
+VNPU_ENGINE_ATTR(compute4, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 4));
+VNPU_ENGINE_ATTR(compute4, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 4));
+VNPU_ENGINE_ATTR(compute5, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 5));
+VNPU_ENGINE_ATTR(compute5, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 5));
+VNPU_ENGINE_ATTR(compute6, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 6));
+VNPU_ENGINE_ATTR(compute6, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 6));
+VNPU_ENGINE_ATTR(compute7, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 7));
+VNPU_ENGINE_ATTR(compute7, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COMPUTE, 7));
+VNPU_ENGINE_ATTR(copy0, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 0));
+VNPU_ENGINE_ATTR(copy0, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 0));
+VNPU_ENGINE_ATTR(copy1, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 1));
+VNPU_ENGINE_ATTR(copy1, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 1));
+VNPU_ENGINE_ATTR(copy2, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 2));
+VNPU_ENGINE_ATTR(copy2, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 2));
+VNPU_ENGINE_ATTR(copy3, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 3));
+VNPU_ENGINE_ATTR(copy3, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 3));
+VNPU_ENGINE_ATTR(copy4, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 4));
+VNPU_ENGINE_ATTR(copy4, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 4));
+VNPU_ENGINE_ATTR(copy5, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 5));
+VNPU_ENGINE_ATTR(copy5, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 5));
+VNPU_ENGINE_ATTR(copy6, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 6));
+VNPU_ENGINE_ATTR(copy6, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 6));
+VNPU_ENGINE_ATTR(copy7, busy_ns, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 7));
+VNPU_ENGINE_ATTR(copy7, queued_jobs, VNPU_ENGINE_ID(DRM_VNPU_ENGINE_COPY, 7));
+
+static_assert(VNPU_MAX_ENGINES == 8);
+
+static struct attribute *vnpu_engine_attrs[] = {
+	&dev_attr_compute0_busy_ns.attr.attr,
+	&dev_attr_compute0_queued_jobs.attr.attr,
+	&dev_attr_compute1_busy_ns.attr.attr,
+	&dev_attr_compute1_queued_jobs.attr.attr,
+	&dev_attr_compute2_busy_ns.attr.attr,
+	&dev_attr_compute2_queued_jobs.attr.attr,
+	&dev_attr_compute3_busy_ns.attr.attr,
+	&dev_attr_compute3_queued_jobs.attr.attr,
+	&dev_attr_compute4_busy_ns.attr.attr,
+	&dev_attr_compute4_queued_jobs.attr.attr,
+	&dev_attr_compute5_busy_ns.attr.attr,
+	&dev_attr_compute5_queued_jobs.attr.attr,
+	&dev_attr_compute6_busy_ns.attr.attr,
+	&dev_attr_compute6_queued_jobs.attr.attr,
+	&dev_attr_compute7_busy_ns.attr.attr,
+	&dev_attr_compute7_queued_jobs.attr.attr,
+	&dev_attr_copy0_busy_ns.attr.attr,
+	&dev_attr_copy0_queued_jobs.attr.attr,
+	&dev_attr_copy1_busy_ns.attr.attr,
+	&dev_attr_copy1_queued_jobs.attr.attr,
+	&dev_attr_copy2_busy_ns.attr.attr,
+	&dev_attr_copy2_queued_jobs.attr.attr,
+	&dev_attr_copy3_busy_ns.attr.attr,
+	&dev_attr_copy3_queued_jobs.attr.attr,
+	&dev_attr_copy4_busy_ns.attr.attr,
+	&dev_attr_copy4_queued_jobs.attr.attr,
+	&dev_attr_copy5_busy_ns.attr.attr,
+	&dev_attr_copy5_queued_jobs.attr.attr,
+	&dev_attr_copy6_busy_ns.attr.attr,
+	&dev_attr_copy6_queued_jobs.attr.attr,
+	&dev_attr_copy7_busy_ns.attr.attr,
+	&dev_attr_copy7_queued_jobs.attr.attr,
+	NULL
+};
+
+/* Shows the attributes of the engines the device has. */
+static umode_t vnpu_engine_attr_visible(struct kobject *kobj, struct attribute *attr, int n)
+{
+	struct vnpu_device *vdev = dev_to_vnpu(kobj_to_dev(kobj));
+	struct dev_ext_attribute *ea = container_of(attr, struct dev_ext_attribute, attr.attr);
+	uintptr_t id = (uintptr_t)ea->var;
+	u32 count = id >> 8 == DRM_VNPU_ENGINE_COPY ? vdev->num_copy_engines :
+						     vdev->num_compute_engines;
+
+	return (id & 0xff) < count ? attr->mode : 0;
+}
+
+static const struct attribute_group vnpu_engine_group = {
+	.name = "engines",
+	.attrs = vnpu_engine_attrs,
+	.is_visible = vnpu_engine_attr_visible,
+};
+
 const struct attribute_group *vnpu_sysfs_groups[] = {
 	&vnpu_attr_group,
+	&vnpu_engine_group,
 	NULL
 };

@@ -667,22 +667,33 @@ TEST_F(submit, killed_process_with_jobs_in_flight)
 	EXPECT_EQ(base, wait_vram_used(self->fd, base, 10000));
 }
 
-/* A job longer than job_timeout_ms fails with -ETIMEDOUT; the engine goes on. */
+/*
+ * A job longer than job_timeout_ms fails with -ETIMEDOUT; the job queued
+ * behind it on the same (now guilty) queue fails with -ECANCELED, and the
+ * engine goes on with another queue's job (uAPI 1.3).
+ */
 TEST_F(submit, job_timeout_fails_the_job)
 {
 	struct drm_vnpu_cmd slow = cmd_delay(DRM_VNPU_MAX_DELAY_NS);
 	struct drm_vnpu_cmd ok = cmd_fill(self->host.addr, 4, 0x1234);
-	uint32_t done = syncobj_create(self->fd, 0);
+	uint32_t done = syncobj_create(self->fd, 0), behind = syncobj_create(self->fd, 0);
 	uint64_t start = now_ns();
+	uint32_t q2 = 0;
 	char buf[32];
 
 	ASSERT_EQ(0, vnpu_module_param("job_timeout_ms", buf, sizeof(buf)));
 	if (strtoul(buf, NULL, 10) > 1000)
 		SKIP(return, "job_timeout_ms=%s is too long for this test", buf);
+	ASSERT_EQ(0, _queue_create(self->fd, DRM_VNPU_ENGINE_COMPUTE,
+				   DRM_VNPU_PRIORITY_NORMAL, 0, &q2));
 	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &slow, 1, NULL, 0, self->sync, 0));
-	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &ok, 1, NULL, 0, done, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &ok, 1, NULL, 0, behind, 0));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 9000));
 	EXPECT_EQ(-ETIMEDOUT, syncobj_status(self->fd, self->sync));
+	ASSERT_EQ(0, syncobj_wait(self->fd, behind, 5000));
+	EXPECT_EQ(-ECANCELED, syncobj_status(self->fd, behind));
+	EXPECT_EQ(-ECANCELED, submit_cmds(self->fd, self->queue, &ok, 1, NULL, 0, 0, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, q2, &ok, 1, NULL, 0, done, 0));
 	ASSERT_EQ(0, syncobj_wait(self->fd, done, 5000));
 	EXPECT_EQ(1, syncobj_status(self->fd, done));
 	EXPECT_EQ(0x1234, *(uint32_t *)self->host.map);

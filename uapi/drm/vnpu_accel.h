@@ -64,7 +64,7 @@ extern "C" {
  */
 
 #define DRM_VNPU_UAPI_MAJOR 1
-#define DRM_VNPU_UAPI_MINOR 2
+#define DRM_VNPU_UAPI_MINOR 3
 
 /* Start of the VRAM device-address range. */
 #define DRM_VNPU_VRAM_BASE 0x100000000ULL
@@ -79,6 +79,7 @@ extern "C" {
 #define DRM_VNPU_QUEUE_CREATE 0x05
 #define DRM_VNPU_QUEUE_DESTROY 0x06
 #define DRM_VNPU_SUBMIT 0x07
+#define DRM_VNPU_QUEUE_INFO 0x08
 
 #define DRM_IOCTL_VNPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_GET_PARAM, struct drm_vnpu_get_param)
@@ -96,6 +97,8 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VNPU_QUEUE_DESTROY, struct drm_vnpu_queue_destroy)
 #define DRM_IOCTL_VNPU_SUBMIT \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VNPU_SUBMIT, struct drm_vnpu_submit)
+#define DRM_IOCTL_VNPU_QUEUE_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUEUE_INFO, struct drm_vnpu_queue_info)
 
 /**
  * enum drm_vnpu_param - device facts readable with DRM_IOCTL_VNPU_GET_PARAM
@@ -290,9 +293,31 @@ struct drm_vnpu_quota {
  * Completion is reported through syncobjs: a job can wait for syncobj
  * fences (binary, or a point on a timeline) and signal one syncobj (replace
  * its fence, or add a timeline point). A job that fails or times out
- * signals its fence with an error: -ETIMEDOUT when it ran longer than the
- * job_timeout_ms module parameter, -ENODEV when the device was unplugged.
+ * signals its fence with an error: -ETIMEDOUT when it ran longer than its
+ * queue's timeout (the job_timeout_ms module parameter unless the queue sets
+ * its own), -EIO when a root reset of the device (sysfs ``reset``) cancelled
+ * it, -ECANCELED when it was queued behind a job of the same queue that
+ * timed out, the error of a %DRM_VNPU_CMD_FAULT, -ESRCH when its queue was
+ * destroyed by a killed process before it ran, -ENODEV when the device was
+ * unplugged. DRM_IOCTL_VNPU_QUEUE_INFO reports which job and command of a
+ * queue failed last and with which error.
+ *
+ * A job that times out makes its queue guilty: the queue refuses further
+ * submits with -ECANCELED for the rest of its life (destroy it and create a
+ * new one), and its jobs not yet started fail with -ECANCELED. Other queues
+ * keep running. Each timeout also counts against the device health: two
+ * timeouts within %DRM_VNPU_HEALTH_WINDOW_MS make it
+ * %DRM_VNPU_HEALTH_DEGRADED, three make it %DRM_VNPU_HEALTH_NEEDS_RESET, in
+ * which state every submit fails with -EIO until root writes 1 to the sysfs
+ * ``reset`` attribute.
  */
+
+/* Window in which timeouts count against the device health, in ms. */
+#define DRM_VNPU_HEALTH_WINDOW_MS 60000
+/* Timeouts within the window that make the device degraded. */
+#define DRM_VNPU_HEALTH_DEGRADED_HANGS 2
+/* Timeouts within the window after which the device needs a reset. */
+#define DRM_VNPU_HEALTH_RESET_HANGS 3
 
 /* Engine classes of DRM_IOCTL_VNPU_QUEUE_CREATE. */
 #define DRM_VNPU_ENGINE_COMPUTE 0x0u
@@ -310,8 +335,13 @@ struct drm_vnpu_quota {
  * A queue belongs to the file that created it and is destroyed with it.
  * Queue ids are per file and never 0.
  *
+ * @timeout_ms (since 1.3; older callers pass the 16-byte struct, which
+ * means 0) is the time one job of the queue may execute before it is
+ * stopped with -ETIMEDOUT; 0 means the job_timeout_ms module parameter.
+ *
  * Errors: -EINVAL for an unknown @engine_class or @priority, non-zero
- * @flags or a non-zero @queue_id on input; -EPERM for
+ * @flags or @pad, a non-zero @queue_id on input, @timeout_ms above
+ * %DRM_VNPU_MAX_TIMEOUT_MS; -EPERM for
  * %DRM_VNPU_PRIORITY_REALTIME without CAP_SYS_NICE; -EMFILE when the calling
  * process already has %DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS queues on the
  * device; -ENOMEM; -ENODEV once the device has been unplugged.
@@ -325,6 +355,65 @@ struct drm_vnpu_queue_create {
 	__u32 flags;
 	/** @queue_id: out, id of the new queue; must be zero on input. */
 	__u32 queue_id;
+	/** @timeout_ms: in, per-job timeout of the queue, 0 for the default. */
+	__u32 timeout_ms;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/* Largest per-queue timeout, in ms (one hour). */
+#define DRM_VNPU_MAX_TIMEOUT_MS 3600000u
+
+/* DRM_IOCTL_VNPU_QUEUE_INFO: set the queue's timeout to @timeout_ms first. */
+#define DRM_VNPU_QUEUE_INFO_SET_TIMEOUT 0x1u
+/* &drm_vnpu_queue_info.state: a job of the queue timed out. */
+#define DRM_VNPU_QUEUE_STATE_GUILTY 0x1u
+/* &drm_vnpu_queue_info.last_error_cmd when no command was at fault. */
+#define DRM_VNPU_NO_CMD 0xffffffffu
+
+/**
+ * struct drm_vnpu_queue_info - counters and error state of a queue (1.3)
+ *
+ * Jobs are numbered per queue in submission order from 1 (the Nth
+ * successful DRM_IOCTL_VNPU_SUBMIT on the queue is job N). A job counts as
+ * completed or failed once the scheduler has released it, shortly after
+ * its fence signalled; @submitted - @completed - @failed jobs are pending.
+ *
+ * With %DRM_VNPU_QUEUE_INFO_SET_TIMEOUT in @flags, @timeout_ms (1 to
+ * %DRM_VNPU_MAX_TIMEOUT_MS, or 0 for the module default) becomes the
+ * queue's timeout for jobs that start executing from now on.
+ *
+ * Errors: -EINVAL for unknown @flags, a non-zero @pad or, without
+ * %DRM_VNPU_QUEUE_INFO_SET_TIMEOUT, a non-zero @timeout_ms, or a timeout
+ * out of range; -ENOENT for a queue id the file does not have; -ENODEV once
+ * the device has been unplugged.
+ */
+struct drm_vnpu_queue_info {
+	/** @queue_id: in, the queue. */
+	__u32 queue_id;
+	/** @flags: in, DRM_VNPU_QUEUE_INFO_* flags. */
+	__u32 flags;
+	/** @timeout_ms: in (with SET_TIMEOUT) / out, the queue's job timeout. */
+	__u32 timeout_ms;
+	/** @state: out, DRM_VNPU_QUEUE_STATE_* bits. */
+	__u32 state;
+	/** @submitted: out, jobs submitted to the queue. */
+	__u64 submitted;
+	/** @completed: out, jobs that finished without error. */
+	__u64 completed;
+	/** @failed: out, jobs whose fence signalled an error. */
+	__u64 failed;
+	/** @last_error_seqno: out, number of the last failed job, 0 for none. */
+	__u64 last_error_seqno;
+	/**
+	 * @last_error_cmd: out, index of the command that failed in that job,
+	 * or %DRM_VNPU_NO_CMD when the job failed before or between commands.
+	 */
+	__u32 last_error_cmd;
+	/** @last_error: out, the negative errno of that job, 0 for none. */
+	__s32 last_error;
+	/** @pad: must be zero. */
+	__u64 pad;
 };
 
 /**
@@ -354,6 +443,12 @@ struct drm_vnpu_queue_destroy {
 #define DRM_VNPU_CMD_TIMESTAMP 0x3u
 /* Keep the engine busy for @size nanoseconds. */
 #define DRM_VNPU_CMD_DELAY 0x4u
+/* Run a built-in operator; @src: &struct drm_vnpu_kernel_args (1.3). */
+#define DRM_VNPU_CMD_KERNEL 0x5u
+/* Never finish (until timeout or reset); needs debugfs allow_hang (1.3). */
+#define DRM_VNPU_CMD_HANG 0x6u
+/* Fail the job with error -@pattern when executed (1.3). */
+#define DRM_VNPU_CMD_FAULT 0x7u
 
 /* Most commands in one job. */
 #define DRM_VNPU_MAX_CMDS 1024
@@ -374,10 +469,25 @@ struct drm_vnpu_queue_destroy {
  * %DRM_VNPU_CMD_FILL            address  0        bytes > 0     pattern
  * %DRM_VNPU_CMD_TIMESTAMP       address  0        0             0
  * %DRM_VNPU_CMD_DELAY           0        0        ns, 1..max    0
+ * %DRM_VNPU_CMD_KERNEL          0        args     args size     0
+ * %DRM_VNPU_CMD_HANG            0        0        0             0
+ * %DRM_VNPU_CMD_FAULT           0        0        0             errno
  * ============================  =======  =======  ============  =========
  *
  * FILL needs @dst and @size 4-byte aligned, TIMESTAMP needs @dst 8-byte
  * aligned. The device clock is CLOCK_MONOTONIC of the host in ns.
+ *
+ * KERNEL: @src is the 8-byte aligned device address of a &struct
+ * drm_vnpu_kernel_args in a buffer of the file and @size is its size (72).
+ * The arguments are read and checked when the job is submitted; changing
+ * them afterwards does not affect the job.
+ *
+ * HANG keeps the engine busy until the job times out or the device is
+ * reset; a submit containing it fails with -EPERM unless root wrote 1 to
+ * the device's debugfs ``allow_hang``.
+ *
+ * FAULT stops the job when reached: its fence signals with -@pattern
+ * (@pattern 1..4095, an errno), the commands before it have run.
  */
 struct drm_vnpu_cmd {
 	/** @opcode: DRM_VNPU_CMD_*. */
@@ -390,6 +500,110 @@ struct drm_vnpu_cmd {
 	__u64 src;
 	/** @size: COPY, FILL: bytes; DELAY: nanoseconds; else 0. */
 	__u64 size;
+};
+
+/* Operators of %DRM_VNPU_CMD_KERNEL (&drm_vnpu_kernel_args.op). */
+#define DRM_VNPU_OP_ADD 0x1u
+#define DRM_VNPU_OP_SUB 0x2u
+#define DRM_VNPU_OP_MUL 0x3u
+#define DRM_VNPU_OP_DIV 0x4u
+#define DRM_VNPU_OP_MAX 0x5u
+#define DRM_VNPU_OP_MIN 0x6u
+#define DRM_VNPU_OP_AXPY 0x7u
+#define DRM_VNPU_OP_RELU 0x8u
+#define DRM_VNPU_OP_GELU 0x9u
+#define DRM_VNPU_OP_EXP 0xau
+#define DRM_VNPU_OP_SOFTMAX 0xbu
+#define DRM_VNPU_OP_REDUCE_SUM 0xcu
+#define DRM_VNPU_OP_REDUCE_MAX 0xdu
+#define DRM_VNPU_OP_GEMM 0xeu
+#define DRM_VNPU_OP_GEMM_I8 0xfu
+#define DRM_VNPU_OP_BIAS_ADD 0x10u
+
+/* GEMM flags: A is stored transposed (k rows of m), B (n rows of k). */
+#define DRM_VNPU_KERNEL_TRANS_A 0x1u
+#define DRM_VNPU_KERNEL_TRANS_B 0x2u
+
+/* Largest @m, @n or @k of an operator. */
+#define DRM_VNPU_KERNEL_MAX_DIM 0x1000000u
+
+/**
+ * struct drm_vnpu_kernel_args - arguments of a %DRM_VNPU_CMD_KERNEL
+ *
+ * Matrices are row-major; a matrix of R rows and C columns with leading
+ * dimension L (elements between the starts of two rows, L >= C) occupies
+ * ((R - 1) * L + C) elements from its address. Elements are fp32 (IEEE
+ * single) except for GEMM_I8, whose A and B are int8 and C int32. @alpha and
+ * @beta are fp32 bit patterns (int32 values for GEMM_I8). Members an
+ * operator does not use must be zero. fp32 and int32 arrays must be 4-byte
+ * aligned. Every array must lie inside one buffer of the file.
+ *
+ * ============  ================================  =========  ===========  =====
+ * op            computes (i < m, j < n)           A          B            C
+ * ============  ================================  =========  ===========  =====
+ * ADD .. MIN    C[i][j] = A[i][j] op B[i][j]      m x n      m x n        m x n
+ * AXPY          C = alpha * A + B                 m x n      m x n        m x n
+ * RELU          C = max(A, 0)                     m x n      -            m x n
+ * GELU          C = GELU(A), tanh approximation   m x n      -            m x n
+ * EXP           C = exp(A)                        m x n      -            m x n
+ * SOFTMAX       C[i] = softmax(A[i]) per row      m x n      -            m x n
+ * REDUCE_SUM    C[i] = sum over j of A[i][j]      m x n      -            m (1)
+ * REDUCE_MAX    C[i] = max over j of A[i][j]      m x n      -            m (1)
+ * BIAS_ADD      C[i][j] = A[i][j] + B[j]          m x n      n (1)        m x n
+ * GEMM          C = alpha op(A) op(B) + beta C    m x k (2)  k x n (2)    m x n
+ * GEMM_I8       same, int8 in, int32 C (3)        m x k (2)  k x n (2)    m x n
+ * ============  ================================  =========  ===========  =====
+ *
+ * (1) a vector: its leading dimension must be 0. (2) with
+ * %DRM_VNPU_KERNEL_TRANS_A, A is stored k x m and op(A) is its transpose;
+ * likewise B is stored n x k with %DRM_VNPU_KERNEL_TRANS_B. GEMM needs
+ * @k >= 1; every other operator @k == 0 and @flags == 0. With @beta == 0, C
+ * is not read. C may not overlap A or B for GEMM; the elementwise operators
+ * may work in place (C == A or C == B). (3) GEMM_I8 accumulates in int32
+ * and computes alpha * (A B) + beta * C with int32 wrap-around.
+ *
+ * MAX and MIN return B when the comparison is false (NaN in A gives B).
+ * SOFTMAX subtracts the row maximum before exponentiation. Reductions add
+ * in column order in fp32.
+ *
+ * Errors at submit: -EINVAL for a misaligned or wrong-sized @src, an
+ * unknown @op or @flags, a zero or too large dimension, a non-zero member
+ * the operator does not use, a leading dimension below the row length, a
+ * size that overflows, a misaligned array, or a GEMM output overlapping an
+ * input; -EACCES for an array (or the arguments) outside the file's
+ * buffers.
+ */
+struct drm_vnpu_kernel_args {
+	/** @op: DRM_VNPU_OP_*. */
+	__u32 op;
+	/** @flags: DRM_VNPU_KERNEL_TRANS_* for GEMM, else 0. */
+	__u32 flags;
+	/** @m: rows of the output (rows of the input for reductions). */
+	__u32 m;
+	/** @n: columns of the output (and of the elementwise inputs). */
+	__u32 n;
+	/** @k: GEMM inner dimension; 0 for other operators. */
+	__u32 k;
+	/** @alpha: AXPY, GEMM: scale of the product (fp32 bits). */
+	__u32 alpha;
+	/** @beta: GEMM: scale of the old C (fp32 bits). */
+	__u32 beta;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @a: device address of A. */
+	__u64 a;
+	/** @b: device address of B, 0 when unused. */
+	__u64 b;
+	/** @c: device address of C, the output. */
+	__u64 c;
+	/** @lda: leading dimension of A, in elements. */
+	__u32 lda;
+	/** @ldb: leading dimension of B, in elements; 0 when unused. */
+	__u32 ldb;
+	/** @ldc: leading dimension of C, in elements. */
+	__u32 ldc;
+	/** @pad2: must be zero. */
+	__u32 pad2;
 };
 
 /**
@@ -420,7 +634,11 @@ struct drm_vnpu_sync {
  *   above %DRM_VNPU_MAX_WAITS; an unknown opcode; a zero or misaligned size
  *   or address; a range that wraps past the end of the address space; a
  *   delay above %DRM_VNPU_MAX_DELAY_NS; a wait syncobj without a fence at
- *   the requested point (never submitted);
+ *   the requested point (never submitted); bad KERNEL arguments (see
+ *   &struct drm_vnpu_kernel_args); a FAULT error outside 1..4095;
+ * - -EPERM: a HANG command while debugfs allow_hang is off;
+ * - -ECANCELED: the queue is guilty (a job of it timed out);
+ * - -EIO: the device health is %DRM_VNPU_HEALTH_NEEDS_RESET;
  * - -EFAULT: @cmds or @waits is not readable;
  * - -ENOENT: @queue_id names no queue of this file, or a syncobj handle is
  *   not valid;
