@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * hello: allocate device memory, copy data in, work on it on the device,
- * copy it out and check it.
+ * hello: allocate device memory, copy two vectors in, add them on the
+ * device, copy the sum out and check it.
  *
  * Build: cc -std=c11 -Wall -O2 hello.c -o hello $(pkg-config --cflags --libs vnpurt)
  */
@@ -22,33 +22,34 @@ static int check(int status, const char *what)
 
 int main(void)
 {
-	static uint32_t in[N], out[N];
+	static float x[N], y[N], sum[N];
 	struct vnpu_context ctx;
-	uint64_t a, b;
+	struct vnpu_stream s;
+	struct vnpu_kernel add = { .op = VNPU_OP_ADD, .m = 1, .n = N };
 
-	for (int i = 0; i < N; i++)
-		in[i] = (uint32_t)i * 3;
+	for (int i = 0; i < N; i++) {
+		x[i] = (float)i;
+		y[i] = 0.5f * (float)i;
+	}
 	if (check(vnpu_init(0), "init") || check(vnpu_ctx_create(0, 0, &ctx), "context") ||
-	    check(vnpu_malloc(ctx, sizeof(in), 0, &a), "malloc a") ||
-	    check(vnpu_malloc(ctx, 2 * sizeof(in), 0, &b), "malloc b"))
+	    check(vnpu_ctx_default_stream(ctx, &s), "stream") ||
+	    check(vnpu_malloc(ctx, sizeof(x), 0, &add.a), "malloc x") ||
+	    check(vnpu_malloc(ctx, sizeof(y), 0, &add.b), "malloc y") ||
+	    check(vnpu_malloc(ctx, sizeof(sum), 0, &add.c), "malloc sum"))
 		return 1;
 
-	/* b = [in | 7 7 7 ...]: a copy through the device and a device fill. */
-	if (check(vnpu_memcpy_htod(ctx, a, in, sizeof(in)), "copy in") ||
-	    check(vnpu_memcpy_dtod(ctx, b, a, sizeof(in)), "device copy") ||
-	    check(vnpu_memset_d32(ctx, b + sizeof(in), 7, N), "fill") ||
-	    check(vnpu_memcpy_dtoh(ctx, out, b, sizeof(out)), "copy out"))
+	if (check(vnpu_memcpy_htod(ctx, add.a, x, sizeof(x)), "copy x in") ||
+	    check(vnpu_memcpy_htod(ctx, add.b, y, sizeof(y)), "copy y in") ||
+	    check(vnpu_launch_kernel(s, &add), "add") ||
+	    check(vnpu_memcpy_dtoh(ctx, sum, add.c, sizeof(sum)), "copy sum out"))
 		return 1;
 	for (int i = 0; i < N; i++) {
-		if (out[i] != in[i]) {
-			fprintf(stderr, "hello: word %d is %u, expected %u\n", i, out[i], in[i]);
+		if (sum[i] != x[i] + y[i]) {
+			fprintf(stderr, "hello: sum[%d] is %f, expected %f\n", i, sum[i], x[i] + y[i]);
 			return 1;
 		}
 	}
-	if (check(vnpu_memcpy_dtoh(ctx, out, b + sizeof(in), sizeof(out)), "copy out") ||
-	    out[0] != 7 || out[N - 1] != 7)
-		return 1;
-	printf("hello: %d words went to the device and back intact\n", N);
+	printf("hello: the device added %d pairs of floats correctly\n", N);
 	vnpu_ctx_destroy(ctx, 0);
 	return check(vnpu_finalize(), "finalize");
 }

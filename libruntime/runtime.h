@@ -106,6 +106,7 @@ struct vnpu_stream_obj {
 	uint32_t batch_count;
 	const char *batch_op;
 	struct vnpu_trace_stream *trace;	/* VNPU_TRACE only, trace.c */
+	struct vnpu_alloc *kernel_args;	/* one argument slot per batch command */
 };
 
 /* runtime state, device.c */

@@ -119,6 +119,12 @@ int vnpu_status_from_errno(int err)
 		return VNPU_ERROR_QUOTA_EXCEEDED;
 	case ENOMEM:
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	case ECANCELED:
+		/* The driver refuses work on a queue whose job timed out. */
+		return VNPU_ERROR_JOB_TIMEOUT;
+	case EIO:
+		/* The device needs a reset, or a reset failed the work. */
+		return VNPU_ERROR_DEVICE_FAULT;
 	case EACCES:
 	case EPERM:
 		return VNPU_ERROR_PERMISSION_DENIED;

@@ -33,6 +33,8 @@ static void stream_release(struct vnpu_obj *obj)
 	/* Jobs already queued still run; the driver keeps what they use. */
 	drmIoctl(s->ctx->fd, DRM_IOCTL_VNPU_QUEUE_DESTROY, &destroy);
 	vnpu_stream_reap(s, UINT64_MAX);
+	if (s->kernel_args)
+		vnpu_alloc_release(s->ctx, s->kernel_args);
 	drmSyncobjDestroy(s->ctx->fd, s->timeline);
 	pthread_mutex_destroy(&s->lock);
 	vnpu_ctx_put(s->ctx);

@@ -484,6 +484,167 @@ TEST_F(st, batches_gather_operations)
 		ASSERT_EQ(i, out[i]);
 }
 
+static uint64_t upload(struct vnpu_context ctx, const void *host, size_t size)
+{
+	uint64_t d = 0;
+
+	if (vnpu_malloc(ctx, size, 0, &d) || vnpu_memcpy_htod(ctx, d, host, size))
+		return 0;
+	return d;
+}
+
+static int close_to(float want, float got)
+{
+	float diff = want > got ? want - got : got - want;
+	float mag = want > 0 ? want : -want;
+
+	return diff <= 1e-4f + 1e-4f * mag;
+}
+
+TEST_F(st, kernels_match_a_cpu_reference)
+{
+	enum { M = 7, N = 33, K = 19 };
+	static float a[M * K], b[K * N], bt[N * K], x[M * N], y[M * N], c[M * N], row[M];
+	static int8_t a8[M * K], b8[K * N];
+	static int32_t c32[M * N];
+	struct vnpu_kernel k;
+	uint64_t da, db, dbt, dx, dy, dc, drow, da8, db8;
+
+	for (int i = 0; i < M * K; i++) {
+		a[i] = (float)((i * 37) % 17) / 8.0f - 1.0f;
+		a8[i] = (int8_t)((i * 13) % 255 - 127);
+	}
+	for (int i = 0; i < K * N; i++) {
+		b[i] = (float)((i * 11) % 13) / 4.0f - 1.5f;
+		b8[i] = (int8_t)((i * 7) % 255 - 127);
+	}
+	for (int r = 0; r < K; r++)
+		for (int col = 0; col < N; col++)
+			bt[col * K + r] = b[r * N + col];
+	for (int i = 0; i < M * N; i++) {
+		x[i] = (float)(i % 23) / 3.0f - 3.0f;
+		y[i] = (float)(i % 5) - 2.0f;
+	}
+	ASSERT_NE(0, da = upload(self->ctx, a, sizeof(a)));
+	ASSERT_NE(0, db = upload(self->ctx, b, sizeof(b)));
+	ASSERT_NE(0, dbt = upload(self->ctx, bt, sizeof(bt)));
+	ASSERT_NE(0, dx = upload(self->ctx, x, sizeof(x)));
+	ASSERT_NE(0, dy = upload(self->ctx, y, sizeof(y)));
+	ASSERT_NE(0, dc = upload(self->ctx, c, sizeof(c)));
+	ASSERT_NE(0, drow = upload(self->ctx, row, sizeof(row)));
+	ASSERT_NE(0, da8 = upload(self->ctx, a8, sizeof(a8)));
+	ASSERT_NE(0, db8 = upload(self->ctx, b8, sizeof(b8)));
+
+	/* C = 0.5 * A B^T(stored transposed) + 0, against a plain triple loop. */
+	k = (struct vnpu_kernel){ .op = VNPU_OP_GEMM, .flags = VNPU_GEMM_TRANS_B, .m = M, .n = N,
+				  .k = K, .alpha = 0.5f, .a = da, .b = dbt, .c = dc };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, c, dc, sizeof(c)));
+	for (int i = 0; i < M; i++) {
+		for (int j = 0; j < N; j++) {
+			float want = 0;
+
+			for (int l = 0; l < K; l++)
+				want += a[i * K + l] * b[l * N + j];
+			ASSERT_TRUE(close_to(0.5f * want, c[i * N + j])) {
+				TH_LOG("gemm [%d][%d]: %f vs %f", i, j, 0.5f * want, c[i * N + j]);
+			}
+		}
+	}
+
+	/* C = 2 X + Y, then softmax rows in place, then row sums (each ~1). */
+	k = (struct vnpu_kernel){ .op = VNPU_OP_AXPY, .m = M, .n = N, .alpha = 2.0f,
+				  .a = dx, .b = dy, .c = dc };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	/* The copies run on the default stream: wait for this one first. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, c, dc, sizeof(c)));
+	for (int i = 0; i < M * N; i++)
+		ASSERT_TRUE(close_to(2 * x[i] + y[i], c[i]));
+	k = (struct vnpu_kernel){ .op = VNPU_OP_SOFTMAX, .m = M, .n = N, .a = dc, .c = dc };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	k = (struct vnpu_kernel){ .op = VNPU_OP_REDUCE_SUM, .m = M, .n = N, .a = dc, .c = drow };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, row, drow, sizeof(row)));
+	for (int i = 0; i < M; i++)
+		ASSERT_TRUE(close_to(1.0f, row[i]));
+
+	/* int8 GEMM with int32 accumulation is exact. */
+	k = (struct vnpu_kernel){ .op = VNPU_OP_GEMM_I8, .m = M, .n = N, .k = K, .alpha_i32 = 1,
+				  .a = da8, .b = db8, .c = dc };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, c32, dc, sizeof(c32)));
+	for (int i = 0; i < M; i++) {
+		for (int j = 0; j < N; j++) {
+			int32_t want = 0;
+
+			for (int l = 0; l < K; l++)
+				want += a8[i * K + l] * b8[l * N + j];
+			ASSERT_EQ(want, c32[i * N + j]);
+		}
+	}
+}
+
+TEST_F(st, kernel_bad_input_is_refused_before_submitting)
+{
+	float buf[64] = { 0 };
+	uint64_t d = upload(self->ctx, buf, sizeof(buf));
+	struct vnpu_kernel ok = { .op = VNPU_OP_ADD, .m = 4, .n = 4, .a = d, .b = d + 64,
+				  .c = d + 128 };
+	struct vnpu_kernel k;
+
+	ASSERT_NE(0, d);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &ok));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, NULL));
+	k = ok; k.op = 0;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.op = 17;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.m = 0;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.flags = VNPU_GEMM_TRANS_A;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.k = 3;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.c = d + 4096 - 32;	/* C runs past the (page-sized) allocation */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.lda = 2;		/* leading dimension below the row */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.op = VNPU_OP_RELU;	/* RELU takes no B */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	k = ok; k.op = VNPU_OP_GEMM; k.k = 0;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_kernel(self->s, &k));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+}
+
+TEST_F(st, batched_kernels_keep_their_own_arguments)
+{
+	float ones[256], out[256];
+	uint64_t acc, one;
+
+	for (int i = 0; i < 256; i++)
+		ones[i] = 1.0f;
+	ASSERT_NE(0, one = upload(self->ctx, ones, sizeof(ones)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &acc));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, acc, 0, 256));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_begin_batch(self->s));
+	/* acc += i * ones, 100 times with a different alpha each. */
+	for (int i = 1; i <= 100; i++) {
+		struct vnpu_kernel k = { .op = VNPU_OP_AXPY, .m = 16, .n = 16, .alpha = (float)i,
+					 .a = one, .b = acc, .c = acc };
+
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	}
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_end_batch(self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, out, acc, sizeof(out)));
+	for (int i = 0; i < 256; i++)
+		ASSERT_EQ(5050.0f, out[i]);
+}
+
 TEST(launch_blocking_makes_launches_synchronous)
 {
 	struct vnpu_context ctx;

@@ -608,6 +608,93 @@ int vnpu_stream_begin_batch(struct vnpu_stream stream);
 int vnpu_stream_end_batch(struct vnpu_stream stream);
 
 /**
+ * enum vnpu_op - the device's built-in operators
+ * @VNPU_OP_ADD: C = A + B, elementwise (m x n)
+ * @VNPU_OP_SUB: C = A - B
+ * @VNPU_OP_MUL: C = A * B
+ * @VNPU_OP_DIV: C = A / B
+ * @VNPU_OP_MAX: C = max(A, B)
+ * @VNPU_OP_MIN: C = min(A, B)
+ * @VNPU_OP_AXPY: C = alpha * A + B
+ * @VNPU_OP_RELU: C = max(A, 0)
+ * @VNPU_OP_GELU: C = GELU(A), tanh approximation
+ * @VNPU_OP_EXP: C = exp(A)
+ * @VNPU_OP_SOFTMAX: each row of C = softmax of that row of A
+ * @VNPU_OP_REDUCE_SUM: C[i] = sum of row i of A (C is a vector of m)
+ * @VNPU_OP_REDUCE_MAX: C[i] = max of row i of A
+ * @VNPU_OP_GEMM: C = alpha * op(A) op(B) + beta * C, A m x k, B k x n
+ * @VNPU_OP_GEMM_I8: GEMM on int8 A and B with int32 C and accumulation
+ * @VNPU_OP_BIAS_ADD: C[i][j] = A[i][j] + B[j] (B a vector of n)
+ *
+ * Data is fp32 (IEEE single) and row-major unless said otherwise; the
+ * numbers are the driver's (uapi/drm/vnpu_accel.h has the exact rules).
+ */
+enum vnpu_op {
+	VNPU_OP_ADD = 1,
+	VNPU_OP_SUB = 2,
+	VNPU_OP_MUL = 3,
+	VNPU_OP_DIV = 4,
+	VNPU_OP_MAX = 5,
+	VNPU_OP_MIN = 6,
+	VNPU_OP_AXPY = 7,
+	VNPU_OP_RELU = 8,
+	VNPU_OP_GELU = 9,
+	VNPU_OP_EXP = 10,
+	VNPU_OP_SOFTMAX = 11,
+	VNPU_OP_REDUCE_SUM = 12,
+	VNPU_OP_REDUCE_MAX = 13,
+	VNPU_OP_GEMM = 14,
+	VNPU_OP_GEMM_I8 = 15,
+	VNPU_OP_BIAS_ADD = 16,
+};
+
+/* struct vnpu_kernel flags for the GEMMs: A (B) is stored transposed. */
+#define VNPU_GEMM_TRANS_A 0x1u
+#define VNPU_GEMM_TRANS_B 0x2u
+
+/**
+ * struct vnpu_kernel - one operator launch
+ * @op: the operator
+ * @flags: VNPU_GEMM_TRANS_* for the GEMMs, else 0
+ * @m: rows of the output (rows of the input for reductions)
+ * @n: columns of the output and of elementwise inputs
+ * @k: inner dimension of the GEMMs, 0 for other operators
+ * @alpha: AXPY and GEMM scale
+ * @beta: GEMM scale of the old C
+ * @alpha_i32: GEMM_I8 alpha
+ * @beta_i32: GEMM_I8 beta
+ * @a: device address of A
+ * @b: device address of B, 0 for operators without B
+ * @c: device address of C, the output
+ * @lda: elements between rows of A; 0 for dense rows
+ * @ldb: elements between rows of B; 0 for dense rows
+ * @ldc: elements between rows of C; 0 for dense rows
+ *
+ * Every array must lie inside one allocation of the stream's context.
+ */
+struct vnpu_kernel {
+	enum vnpu_op op;
+	uint32_t flags;
+	uint32_t m, n, k;
+	float alpha, beta;
+	int32_t alpha_i32, beta_i32;
+	uint64_t a, b, c;
+	uint32_t lda, ldb, ldc;
+};
+
+/**
+ * vnpu_launch_kernel() - run a built-in operator on a stream
+ * @stream: the stream
+ * @kernel: the launch; checked before anything is submitted
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for an unknown operator,
+ * a zero dimension, flags or @k where the operator takes none, or an array
+ * outside the context's allocations; the stream's sticky error;
+ * VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_launch_kernel(struct vnpu_stream stream, const struct vnpu_kernel *kernel);
+
+/**
  * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
  * @stream: the stream
  * @ns: nanoseconds, 1 to 10 s
