@@ -9,7 +9,7 @@
 #   make install   install module, udev rule, runtime and tools
 #   make deps      install the Debian packages the build and tests need
 
-KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | grep '^6\.12\.' | sort -V | tail -n1)
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | grep '^6\.12\.' | grep -v vnpudebug | sort -V | tail -n1)
 KDIR ?= /lib/modules/$(KVER)/build
 LINUX_SOURCE ?= /usr/src/linux-source-6.12.tar.xz
 PREFIX ?= /usr/local
@@ -57,7 +57,7 @@ HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
 
-.PHONY: all module runtime tools selftests hosttests check demo stress bench-runtime bench-mem lint install \
+.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
 .PHONY: bench-pool
@@ -217,6 +217,15 @@ $(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/pool_co
 check: deps
 	@$(MAKE) --no-print-directory all
 	@tools/check.sh
+
+# The debug-kernel tier: every VM test on a KASAN/lockdep/kmemleak kernel
+# built from linux-source-6.12 and cached in /var/cache/vnpu (the first
+# build takes most of an hour on 2 cores). Not part of make check.
+debug-kernel: deps
+	@tools/debug-kernel/build.sh
+
+check-debug: deps
+	@tools/debug-kernel/check.sh
 
 $(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c libruntime/include/vnpu.h $(RT_SO)
 	@mkdir -p $(dir $@)

@@ -513,3 +513,24 @@ int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns)
 	free(ds.handles);
 	return vnpu_set_status(status);
 }
+
+int vnpu_device_reset(uint32_t device)
+{
+	struct vnpu_rt_device dev;
+	char path[128];
+	int fd, status = vnpu_rt_device(device, &dev);
+
+	if (status != VNPU_SUCCESS)
+		return vnpu_set_status(status);
+	/* The driver's reset is a root-only sysfs trigger on the device. */
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%u/device/vnpu/reset", dev.accel_minor);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return vnpu_set_status(errno == ENOENT ? VNPU_ERROR_DRIVER
+						       : vnpu_status_from_errno(errno));
+	if (write(fd, "1", 1) != 1)
+		status = vnpu_status_from_errno(errno);
+	close(fd);
+	vnpu_log(VNPU_LOG_INFO, "device %u reset: %s", device, vnpu_status_name(status));
+	return vnpu_set_status(status);
+}

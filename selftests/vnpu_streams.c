@@ -645,6 +645,37 @@ TEST_F(st, batched_kernels_keep_their_own_arguments)
 		ASSERT_EQ(5050.0f, out[i]);
 }
 
+TEST(device_reset_fails_queued_work_and_recovers)
+{
+	struct vnpu_stream_error err;
+	enum vnpu_health health;
+	struct vnpu_context ctx;
+	struct vnpu_stream s, fresh;
+
+	if (!vnpu_count_devices())
+		SKIP(return, "no vnpu device");
+	if (geteuid())
+		SKIP(return, "reset needs root");
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s, 2000 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(s, 2000 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_device_reset(0));
+	EXPECT_EQ(VNPU_ERROR_DEVICE_FAULT, vnpu_stream_synchronize(s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_get_error(s, &err));
+	EXPECT_EQ(VNPU_ERROR_DEVICE_FAULT, err.status);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_device_get_health(0, &health));
+	EXPECT_EQ(VNPU_HEALTH_OK, health);
+	/* New work runs normally after the reset. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &fresh));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(fresh, 1 * MS));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(fresh, VNPU_TIMEOUT_INFINITE));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_device_reset(99));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(ctx, 0));
+	vnpu_finalize();
+}
+
 TEST(launch_blocking_makes_launches_synchronous)
 {
 	struct vnpu_context ctx;

@@ -573,6 +573,20 @@ int vnpu_ctx_synchronize_all(struct vnpu_context ctx, int64_t timeout_ns);
 int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns);
 
 /**
+ * vnpu_device_reset() - reset a device (needs root)
+ * @device: logical device index
+ *
+ * The driver fails the device's running and queued work (their streams get
+ * a sticky VNPU_ERROR_DEVICE_FAULT) and returns its health to OK; queues of
+ * work that timed out stay refused. Use it when vnpu_device_get_health()
+ * says VNPU_HEALTH_NEEDS_RESET.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_PERMISSION_DENIED without root;
+ * VNPU_ERROR_INVALID_VALUE for a bad @device; VNPU_ERROR_DEVICE_LOST.
+ */
+int vnpu_device_reset(uint32_t device);
+
+/**
  * vnpu_device_get_health() - the device's health as the driver reports it now
  * @device: logical device index
  * @health: out

@@ -64,8 +64,9 @@ if [ -z "$plan" ] || [ -z "$out" ]; then usage; fi
 [[ $mem =~ ^[0-9]+$ ]] || die "--mem wants megabytes"
 
 if [ -z "$kver" ]; then
-	# The newest 6.12 kernel that has both an image and modules.
-	for d in $(find /lib/modules -maxdepth 1 -name '6.12.*' -printf '%f\n' | sort -V -r); do
+	# The newest distribution 6.12 kernel that has both an image and modules
+	# (the debug-kernel tier, tools/debug-kernel, is only used when asked for).
+	for d in $(find /lib/modules -maxdepth 1 -name '6.12.*' ! -name '*vnpudebug*' -printf '%f\n' | sort -V -r); do
 		if [ -f "/boot/vmlinuz-$d" ]; then kver=$d && break; fi
 	done
 	[ -n "$kver" ] || die "no 6.12.* kernel installed (need /boot/vmlinuz-KVER and /lib/modules/KVER)"
