@@ -248,7 +248,7 @@ bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime
 # The full stress counts; results and timings in build/stress.
 stress: deps
 	@$(MAKE) --no-print-directory all
-	@tools/vm/run-vm.sh --timeout 5400 --plan selftests/stress.plan --out $(BUILD)/stress
+	@VNPU_TEST_TIMEOUT=3000 tools/vm/run-vm.sh --timeout 7200 --plan selftests/stress.plan --out $(BUILD)/stress
 
 demo: deps
 	@$(MAKE) --no-print-directory all

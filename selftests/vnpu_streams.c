@@ -739,7 +739,7 @@ FIXTURE_TEARDOWN(outage)
 {
 }
 
-TEST_F_TIMEOUT(outage, pattern_is_safe, 600)
+TEST_F_TIMEOUT(outage, pattern_is_safe, 3000)
 {
 	const char *env = getenv("VNPU_STRESS_ITERS");
 	int iters = env ? atoi(env) : 200;
