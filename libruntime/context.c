@@ -34,16 +34,12 @@ static void ctx_release(struct vnpu_obj *obj)
 
 int vnpu_ctx_get(struct vnpu_context handle, struct vnpu_ctx **ctx)
 {
-	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup(handle.handle, VNPU_OBJ_CONTEXT, &obj);
 
-	if (status != VNPU_SUCCESS)
-		return status;
-	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_CONTEXT);
-	if (!obj)
-		return VNPU_ERROR_INVALID_HANDLE;
-	*ctx = (struct vnpu_ctx *)obj;
-	return VNPU_SUCCESS;
+	if (status == VNPU_SUCCESS)
+		*ctx = (struct vnpu_ctx *)obj;
+	return status;
 }
 
 void vnpu_ctx_put(struct vnpu_ctx *ctx)

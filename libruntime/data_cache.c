@@ -252,16 +252,12 @@ void vnpu_data_caches_destroy(struct vnpu_data_cache_obj *list)
 
 static int cache_get(struct vnpu_data_cache handle, struct vnpu_data_cache_obj **c)
 {
-	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup(handle.handle, VNPU_OBJ_DATA_CACHE, &obj);
 
-	if (status != VNPU_SUCCESS)
-		return status;
-	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_DATA_CACHE);
-	if (!obj)
-		return VNPU_ERROR_INVALID_HANDLE;
-	*c = (struct vnpu_data_cache_obj *)obj;
-	return VNPU_SUCCESS;
+	if (status == VNPU_SUCCESS)
+		*c = (struct vnpu_data_cache_obj *)obj;
+	return status;
 }
 
 int vnpu_data_cache_create(struct vnpu_stream stream, uint64_t budget, uint32_t flags,

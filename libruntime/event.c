@@ -41,16 +41,12 @@ static void event_release(struct vnpu_obj *obj)
 
 static int event_get(struct vnpu_event handle, struct vnpu_event_obj **e)
 {
-	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup(handle.handle, VNPU_OBJ_EVENT, &obj);
 
-	if (status != VNPU_SUCCESS)
-		return status;
-	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_EVENT);
-	if (!obj)
-		return VNPU_ERROR_INVALID_HANDLE;
-	*e = (struct vnpu_event_obj *)obj;
-	return VNPU_SUCCESS;
+	if (status == VNPU_SUCCESS)
+		*e = (struct vnpu_event_obj *)obj;
+	return status;
 }
 
 int vnpu_event_create(struct vnpu_context handle, uint32_t flags, struct vnpu_event *out)

@@ -91,6 +91,20 @@ struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type)
 	return obj;
 }
 
+/*
+ * The live object @handle names, with a reference, or the runtime-state or
+ * VNPU_ERROR_INVALID_HANDLE error: the one lookup every typed getter uses.
+ */
+int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
+{
+	int status = vnpu_rt_enter();
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	*obj = vnpu_handle_get(handle, type);
+	return *obj ? VNPU_SUCCESS : VNPU_ERROR_INVALID_HANDLE;
+}
+
 struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type)
 {
 	struct vnpu_obj *obj = NULL;

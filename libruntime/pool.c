@@ -243,16 +243,12 @@ void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx)
 
 static int pool_get(struct vnpu_pool handle, struct vnpu_pool_obj **pool)
 {
-	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup(handle.handle, VNPU_OBJ_POOL, &obj);
 
-	if (status != VNPU_SUCCESS)
-		return status;
-	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_POOL);
-	if (!obj)
-		return VNPU_ERROR_INVALID_HANDLE;
-	*pool = (struct vnpu_pool_obj *)obj;
-	return VNPU_SUCCESS;
+	if (status == VNPU_SUCCESS)
+		*pool = (struct vnpu_pool_obj *)obj;
+	return status;
 }
 
 int vnpu_pool_create(struct vnpu_context handle, uint32_t flags, struct vnpu_pool *out)

@@ -127,6 +127,7 @@ int vnpu_set_status(int status);
 /* handle.c */
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type);
 struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type);
+int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
 struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type);
 void vnpu_obj_put(struct vnpu_obj *obj);
 unsigned int vnpu_handle_for_each(unsigned int type, void (*fn)(struct vnpu_obj *, void *),

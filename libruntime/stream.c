@@ -44,16 +44,12 @@ static void stream_release(struct vnpu_obj *obj)
 
 int vnpu_stream_get(struct vnpu_stream handle, struct vnpu_stream_obj **s)
 {
-	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup(handle.handle, VNPU_OBJ_STREAM, &obj);
 
-	if (status != VNPU_SUCCESS)
-		return status;
-	obj = vnpu_handle_get(handle.handle, VNPU_OBJ_STREAM);
-	if (!obj)
-		return VNPU_ERROR_INVALID_HANDLE;
-	*s = (struct vnpu_stream_obj *)obj;
-	return VNPU_SUCCESS;
+	if (status == VNPU_SUCCESS)
+		*s = (struct vnpu_stream_obj *)obj;
+	return status;
 }
 
 static int create_queue(struct vnpu_ctx *ctx, int priority, uint32_t flags, uint32_t *queue_id)
