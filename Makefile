@@ -6,14 +6,32 @@
 #   make check     install missing dependencies, run every test (host + VM)
 #   make demo      install missing dependencies, show the devices in the VM
 #   make lint      checkpatch --strict and a W=1 build of the module
-#   make install   install module, udev rule, runtime and tools
+#   make install   install module, udev rule, runtime, tools and man pages
+#                  (DESTDIR, PREFIX, LIBDIR, ...; see Documentation/install.rst)
+#   make uninstall remove what make install installed
 #   make deps      install the Debian packages the build and tests need
+#   make abi-check compare libvnpurt's exports with the committed list
+#   make abi-update after adding a public function: map, list, packaging
+#   make dkms-install  register the module with DKMS, build and install it
+#                  for every kernel that has headers
+#   make deb       Debian packages (dpkg-buildpackage) into build/deb/
+#   make check-packaging  DKMS build, packages built, installed, used in the
+#                  VM and purged
 
 KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | grep '^6\.12\.' | grep -v vnpudebug | sort -V | tail -n1)
 KDIR ?= /lib/modules/$(KVER)/build
 LINUX_SOURCE ?= /usr/src/linux-source-6.12.tar.xz
 PREFIX ?= /usr/local
 DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+UDEVRULESDIR ?= /etc/udev/rules.d
+SYSTEMDUNITDIR ?= /etc/systemd/system
+# Release version: the top entry of debian/changelog (see abi-update).
+VERSION := $(shell sed -n '1s/^[^ ]* (\([^)-]*\).*/\1/p' debian/changelog 2>/dev/null)
 
 BUILD := build
 CC ?= gcc
@@ -21,6 +39,8 @@ CC ?= gcc
 DRM_CFLAGS := $(shell pkg-config --cflags libdrm 2>/dev/null || echo -I/usr/include/libdrm)
 WARN := -Wall -Wextra -Werror
 USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iuapi $(DRM_CFLAGS)
+# Distribution flags (dpkg-buildflags under debhelper: hardening); usually empty.
+USER_CFLAGS += $(CPPFLAGS) $(CFLAGS)
 # kselftest_harness.h trips -Wsign-compare (EXPECT_EQ(literal, unsigned)) and
 # -Wunused-parameter and, with its setjmp-based ASSERT, -Wclobbered by design.
 TEST_CFLAGS := $(USER_CFLAGS) -Wno-sign-compare -Wno-unused-parameter -Wno-clobbered
@@ -32,10 +52,13 @@ CHECKPATCH := $(BUILD)/linux/scripts/checkpatch.pl
 
 RT_SRCS := $(wildcard libruntime/*.c)
 RT_OBJS := $(RT_SRCS:libruntime/%.c=$(BUILD)/obj/libruntime/%.o)
-RT_SONAME := libvnpurt.so.0
+RT_SONAME := libvnpurt.so.1
 RT_SO := $(BUILD)/lib/$(RT_SONAME)
 RT_A := $(BUILD)/lib/libvnpurt.a
 RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
+# Only the symbols of the version script are exported (tools/abi-check.sh).
+RT_MAP := libruntime/libvnpurt.map
+RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
 
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
@@ -56,6 +79,12 @@ HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
+# ABI list, man pages, uAPI in C/C++, DESTDIR install and an example built
+# against it (selftests/packaging/host-checks.sh).
+HOST_TESTS += $(BUILD)/host/packaging-checks
+# As root: DKMS build, Debian packages built, installed, used in the VM and
+# purged (selftests/packaging/system-checks.sh; skips itself otherwise).
+HOST_TESTS += $(BUILD)/host/packaging-system
 
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
@@ -108,9 +137,9 @@ $(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*.h libruntime
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
-$(RT_SO): $(RT_OBJS)
+$(RT_SO): $(RT_OBJS) $(RT_MAP) $(BUILD)/abi/map-ok
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(RT_SONAME) -o $@ $^ -ldrm -lpthread
+	$(CC) -shared -Wl,-soname,$(RT_SONAME) $(RT_LDFLAGS) -o $@ $(RT_OBJS) -ldrm -lpthread
 	ln -sf $(RT_SONAME) $(BUILD)/lib/libvnpurt.so
 
 $(RT_A): $(RT_OBJS)
@@ -267,20 +296,188 @@ lint: driver/vnpu_kconfig.h $(CHECKPATCH)
 	@echo "lint: clean"
 
 # --- install ------------------------------------------------------------------
+#
+# Every path honours DESTDIR (a staging root) and the directory variables at
+# the top (PREFIX, BINDIR, LIBDIR, INCLUDEDIR, MANDIR, PKGCONFIGDIR,
+# UDEVRULESDIR, SYSTEMDUNITDIR). Only a real install (DESTDIR empty) runs
+# depmod, ldconfig and udevadm. Layout: Documentation/install.rst.
 
-install: all
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
-	install -D -m 0644 tools/udev/70-vnpu.rules $(DESTDIR)/etc/udev/rules.d/70-vnpu.rules
-	install -D -m 0644 $(RT_SO) $(DESTDIR)$(PREFIX)/lib/$(RT_SONAME)
-	ln -sf $(RT_SONAME) $(DESTDIR)$(PREFIX)/lib/libvnpurt.so
-	install -D -m 0644 $(RT_A) $(DESTDIR)$(PREFIX)/lib/libvnpurt.a
-	install -D -m 0644 libruntime/include/vnpu.h $(DESTDIR)$(PREFIX)/include/vnpu.h
-	install -D -m 0644 uapi/drm/vnpu_accel.h $(DESTDIR)$(PREFIX)/include/drm/vnpu_accel.h
-	install -D -m 0755 $(BUILD)/bin/vnpu-smi $(DESTDIR)$(PREFIX)/bin/vnpu-smi
-	install -D -m 0755 $(BUILD)/bin/vnpu-trace $(DESTDIR)$(PREFIX)/bin/vnpu-trace
-	-ldconfig
-	-depmod -a $(KVER)
-	-udevadm control --reload-rules && udevadm trigger --subsystem-match=accel
+# Programs for users, each with its page man/NAME.1; vnpu-test-summary and
+# the benchmarks belong to the tests and stay out.
+INSTALL_TOOLS := $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-trace \
+	$(BUILD)/inst/bin/vnpu-plan
+# systemd units of the vnpu pool service: tools/systemd/*.service, *.socket,
+# *.timer (none yet); each one found there is installed and uninstalled.
+SYSTEMD_UNITS := $(wildcard tools/systemd/*.service tools/systemd/*.socket \
+	tools/systemd/*.timer)
+# Hand-written pages: tools (1), the driver (4). Section 3 is generated from
+# the kernel-doc comments of vnpu.h by tools/gen-man3.py.
+MAN_STATIC := $(wildcard man/*.[1-9])
+MAN_STAMP := $(BUILD)/man/.stamp
+MODULE_INSTALL_DIR = $(DESTDIR)/lib/modules/$(KVER)/updates
+# Debian's headers carry no signing key: do not try to sign without one.
+MODSIGN = $(if $(wildcard $(KDIR)/certs/signing_key.pem $(KDIR)/output/signing_key.pem),,\
+	CONFIG_MODULE_SIG_ALL=)
+pc_rel = $(patsubst $(PREFIX)%,$${prefix}%,$(1))
+
+.PHONY: man userspace print-install-tools install-module install-user install-runtime install-tools \
+	install-man install-udev install-systemd uninstall abi-check abi-update \
+	dkms-src dkms-install dkms-uninstall deb check-packaging
+
+# Installed programs are linked without the build tree's rpath.
+$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-plan:
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt
+
+$(BUILD)/inst/bin/vnpu-trace: tools/trace/vnpu-trace.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@ $(LDFLAGS)
+
+man: $(MAN_STAMP)
+
+print-install-tools:
+	@echo $(notdir $(INSTALL_TOOLS))
+
+# What install-user installs, built (the package build's build step).
+userspace: $(RT_SO) $(RT_A) $(INSTALL_TOOLS) $(MAN_STAMP)
+
+$(MAN_STAMP): tools/gen-man3.py libruntime/include/vnpu.h $(MAN_STATIC) debian/changelog
+	rm -rf $(BUILD)/man
+	python3 tools/gen-man3.py --version "$(VERSION)" libruntime/include/vnpu.h $(BUILD)/man/man3
+	for f in $(MAN_STATIC); do \
+		sec=$${f##*.}; mkdir -p $(BUILD)/man/man$$sec; \
+		sed 's/@VERSION@/$(VERSION)/g' $$f >$(BUILD)/man/man$$sec/$${f##*/} || exit 1; \
+	done
+	touch $@
+
+install: install-module install-user
+	@if [ -z "$(DESTDIR)" ]; then \
+		echo "ldconfig; depmod -a $(KVER); udevadm control --reload-rules"; \
+		ldconfig; depmod -a $(KVER); \
+		udevadm control --reload-rules 2>/dev/null && \
+			udevadm trigger --subsystem-match=accel 2>/dev/null; \
+	fi; true
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
+		INSTALL_MOD_PATH=$(abspath $(DESTDIR)) $(MODSIGN) modules_install
+
+# Everything but the module: what the Debian packages hold besides DKMS.
+install-user: install-runtime install-tools install-man install-udev install-systemd
+
+install-runtime: $(RT_SO) $(RT_A)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/drm
+	install -m 0644 $(RT_SO) $(DESTDIR)$(LIBDIR)/$(RT_SONAME)
+	ln -sf $(RT_SONAME) $(DESTDIR)$(LIBDIR)/libvnpurt.so
+	install -m 0644 $(RT_A) $(DESTDIR)$(LIBDIR)/libvnpurt.a
+	install -m 0644 libruntime/include/vnpu.h $(DESTDIR)$(INCLUDEDIR)/vnpu.h
+	install -m 0644 uapi/drm/vnpu_accel.h $(DESTDIR)$(INCLUDEDIR)/drm/vnpu_accel.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+		libruntime/vnpurt.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/vnpurt.pc
+
+install-tools: $(INSTALL_TOOLS)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(INSTALL_TOOLS) $(DESTDIR)$(BINDIR)/
+
+install-man: $(MAN_STAMP)
+	for d in $(BUILD)/man/man*; do \
+		install -d $(DESTDIR)$(MANDIR)/$${d##*/} && \
+		install -m 0644 $$d/* $(DESTDIR)$(MANDIR)/$${d##*/}/ || exit 1; \
+	done
+
+install-udev:
+	install -D -m 0644 tools/udev/70-vnpu.rules $(DESTDIR)$(UDEVRULESDIR)/70-vnpu.rules
+
+install-systemd:
+	$(if $(SYSTEMD_UNITS),install -d $(DESTDIR)$(SYSTEMDUNITDIR))
+	$(if $(SYSTEMD_UNITS),install -m 0644 $(SYSTEMD_UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/)
+
+# Removes exactly what install put there, and the directories that it
+# leaves empty below PREFIX.
+uninstall:
+	rm -f $(foreach x,ko ko.xz ko.zst ko.gz,$(MODULE_INSTALL_DIR)/driver/vnpu.$(x))
+	-rmdir $(MODULE_INSTALL_DIR)/driver $(MODULE_INSTALL_DIR) 2>/dev/null
+	rm -f $(DESTDIR)$(LIBDIR)/$(RT_SONAME) $(DESTDIR)$(LIBDIR)/libvnpurt.so \
+		$(DESTDIR)$(LIBDIR)/libvnpurt.a $(DESTDIR)$(PKGCONFIGDIR)/vnpurt.pc \
+		$(DESTDIR)$(INCLUDEDIR)/vnpu.h $(DESTDIR)$(INCLUDEDIR)/drm/vnpu_accel.h \
+		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
+		$(DESTDIR)$(UDEVRULESDIR)/70-vnpu.rules \
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(SYSTEMD_UNITS))) \
+		$(foreach f,$(MAN_STATIC),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f))) \
+		$(DESTDIR)$(MANDIR)/man3/libvnpurt.3 $(DESTDIR)$(MANDIR)/man3/vnpu_*.3
+	-for d in $(DESTDIR)$(INCLUDEDIR)/drm $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man*; do \
+		rmdir $$d 2>/dev/null; done; true
+	@if [ -z "$(DESTDIR)" ]; then \
+		ldconfig; depmod -a $(KVER); udevadm control --reload-rules 2>/dev/null; \
+	fi; true
+
+# --- ABI ----------------------------------------------------------------------
+
+# vnpu.h and the version script agree before the library is linked.
+$(BUILD)/abi/map-ok: $(RT_MAP) libruntime/include/vnpu.h tools/abi-check.sh
+	@mkdir -p $(dir $@)
+	@tools/abi-check.sh map
+	@touch $@
+
+abi-check: $(RT_SO)
+	tools/abi-check.sh check $(RT_SO)
+
+# After adding a public function to vnpu.h: export it (in the node of the
+# current API level), relink, rewrite the committed list. Commit
+# libruntime/libvnpurt.map, libruntime/abi/ and debian/ with the function.
+abi-update:
+	tools/abi-check.sh update-map
+	$(MAKE) --no-print-directory runtime
+	tools/abi-check.sh update-list $(RT_SO)
+
+# --- DKMS and Debian packages -------------------------------------------------
+
+DKMS_SRCDIR ?= /usr/src/vnpu-$(VERSION)
+# The module's sources: the top-level Makefile runs driver/configure.
+DKMS_FILES := Makefile Kbuild driver/Kbuild driver/configure uapi/drm/vnpu_accel.h \
+	$(filter-out driver/vnpu_kconfig.h %.mod.c,$(wildcard driver/*.c driver/*.h))
+
+dkms-src:
+	rm -rf $(DESTDIR)$(DKMS_SRCDIR)
+	for f in $(DKMS_FILES); do \
+		install -D -m $$([ -x $$f ] && echo 0755 || echo 0644) $$f \
+			$(DESTDIR)$(DKMS_SRCDIR)/$$f || exit 1; \
+	done
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
+
+# As root, from a checkout: the same as the vnpu-dkms package does.
+dkms-install: dkms-src
+	dkms add vnpu/$(VERSION) 2>/dev/null || dkms status vnpu/$(VERSION) | grep -q .
+	for k in $$(ls /lib/modules); do \
+		[ -e /lib/modules/$$k/build/Makefile ] || continue; \
+		dkms install vnpu/$(VERSION) -k $$k; rc=$$?; \
+		[ $$rc = 0 ] || [ $$rc = 77 ] || exit $$rc; \
+	done
+
+dkms-uninstall:
+	-dkms remove vnpu/$(VERSION) --all
+	rm -rf $(DKMS_SRCDIR)
+
+deb:
+	tools/build-deb.sh $(BUILD)/deb
+
+# The packaging tests as host test programs for tools/check.sh.
+$(BUILD)/host/packaging-checks: selftests/packaging/host-checks.sh
+$(BUILD)/host/packaging-system: selftests/packaging/system-checks.sh
+$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system:
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s" "$$@"\n' $< >$@
+	chmod +x $@
+
+check-packaging: deps
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/results/packaging
+	@selftests/packaging/host-checks.sh | tee $(BUILD)/results/packaging/host-checks.log
+	@selftests/packaging/system-checks.sh | tee $(BUILD)/results/packaging/system-checks.log
+	@$(BUILD)/bin/vnpu-test-summary $(BUILD)/results/packaging/*.log
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

@@ -12,6 +12,9 @@ packages=(
 	libdrm-dev
 	qemu-system-x86 busybox-static cpio
 	tmux				# vnpu-smi top test
+	# Packaging: DKMS, Debian packages, man pages, C++ header test
+	dkms dh-dkms openssl debhelper dpkg-dev devscripts lintian fakeroot
+	g++ python3 groff-base man-db
 )
 
 missing=()
