@@ -448,9 +448,14 @@ dkms-src:
 	done
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DESTDIR)$(DKMS_SRCDIR)/dkms.conf
 
-# As root, from a checkout: the same as the vnpu-dkms package does.
-dkms-install: dkms-src
-	dkms add vnpu/$(VERSION) 2>/dev/null || dkms status vnpu/$(VERSION) | grep -q .
+# As root, from a checkout: the same as the vnpu-dkms package does. A
+# version already registered is removed first, so the current sources build.
+dkms-install:
+	@if dkms status vnpu/$(VERSION) | grep -q .; then \
+		echo "dkms remove vnpu/$(VERSION) --all"; dkms remove vnpu/$(VERSION) --all >/dev/null; \
+	fi
+	$(MAKE) --no-print-directory dkms-src
+	dkms add vnpu/$(VERSION)
 	for k in $$(ls /lib/modules); do \
 		[ -e /lib/modules/$$k/build/Makefile ] || continue; \
 		dkms install vnpu/$(VERSION) -k $$k; rc=$$?; \
