@@ -100,6 +100,11 @@ t_example() {
 		"$stage/usr/lib/$multiarch/libvnpurt.a" \
 		$(stage_pkg_config --static --libs-only-l vnpurt | sed 's/-lvnpurt//') \
 		-o "$out/vnpu-devices-static" || return 1
+	# Every example, with the examples' own Makefile.
+	PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH=$stage/usr/lib/$multiarch/pkgconfig \
+		make --no-print-directory -s -C examples OUT="$out/all" CFLAGS="-O2 -Wall -Wextra -Werror" ||
+		return 1
+	echo "examples built: $(ls "$out/all" | tr '\n' ' ')"
 	# No device on the host: the runtime must load and say so.
 	local msg rc
 	msg=$(LD_LIBRARY_PATH=$stage/usr/lib/$multiarch "$out/vnpu-devices" 2>&1)

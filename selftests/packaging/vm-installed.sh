@@ -5,7 +5,8 @@
 # DKMS-built module loads with modprobe, /usr/bin/vnpu-smi and an example
 # linked against the installed libvnpurt see the devices, and the module
 # unloads. VNPU_EXAMPLE names the example program (built by
-# system-checks.sh with pkg-config against libvnpurt-dev).
+# system-checks.sh with pkg-config against libvnpurt-dev); the other
+# examples, built the same way beside it in examples/, run as well.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . selftests/packaging/lib.sh
@@ -45,6 +46,14 @@ t_example() {
 	echo "$out" | grep -q '^2 vnpu device(s)'
 }
 
+# The examples the tree's tests run, here built against libvnpurt-dev.
+t_examples() {
+	local dir=${example%/*}/examples
+	[ -x examples/run-examples.sh ] || skip "no examples/run-examples.sh"
+	[ -d "$dir" ] || { echo "no $dir"; return 1; }
+	examples/run-examples.sh "$dir"
+}
+
 t_unload() {
 	modprobe -r vnpu || return 1
 	[ ! -d /sys/module/vnpu ] || { echo "vnpu still loaded"; return 1; }
@@ -54,5 +63,6 @@ tap_begin
 tap_run modprobe-loads-dkms-module t_modprobe
 tap_run installed-vnpu-smi-lists-devices t_smi
 tap_run example-runs-from-installed-library t_example
+tap_run examples-built-against-dev-package-run t_examples
 tap_run modprobe-r-unloads t_unload
 tap_end
