@@ -33,5 +33,8 @@ fi
 
 echo "vnpu: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Another install already running (a second make in another tree) is waited
+# for, not failed on.
+apt_opts=(-o DPkg::Lock::Timeout=900)
+apt-get "${apt_opts[@]}" update -q
+apt-get "${apt_opts[@]}" install -y -q --no-install-recommends "${missing[@]}"
