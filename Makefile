@@ -51,11 +51,15 @@ KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 CHECKPATCH := $(BUILD)/linux/scripts/checkpatch.pl
 
 RT_SRCS := $(wildcard libruntime/*.c)
-RT_OBJS := $(RT_SRCS:libruntime/%.c=$(BUILD)/obj/libruntime/%.o)
+# ONNX models are parsed by protobuf-c code generated from Debian's
+# onnx.proto (libonnx-dev) at build time; none of it is committed.
+ONNX_PROTO := /usr/include/onnx/onnx.proto
+ONNX_GEN := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h
+RT_OBJS := $(RT_SRCS:libruntime/%.c=$(BUILD)/obj/libruntime/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 RT_SONAME := libvnpurt.so.1
 RT_SO := $(BUILD)/lib/$(RT_SONAME)
 RT_A := $(BUILD)/lib/libvnpurt.a
-RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include
+RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include -I$(BUILD)/gen
 # Only the symbols of the version script are exported (tools/abi-check.sh).
 RT_MAP := libruntime/libvnpurt.map
 RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
@@ -132,14 +136,26 @@ $(KSFT_HEADERS) $(CHECKPATCH):
 
 runtime: $(RT_SO) $(RT_A)
 
+$(ONNX_GEN) &: $(ONNX_PROTO)
+	@if [ ! -f $(ONNX_PROTO) ] || ! command -v protoc-c >/dev/null; then \
+		echo "vnpu: onnx.proto or protoc-c missing; run 'make deps' (as root) first" >&2; \
+		exit 1; \
+	fi
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -I$(dir $(ONNX_PROTO)).. onnx/onnx.proto
+
+$(BUILD)/obj/gen/onnx.pb-c.o: $(ONNX_GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -c $< -o $@
+
 $(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*.h libruntime/include/*.h) \
-		uapi/drm/vnpu_accel.h
+		uapi/drm/vnpu_accel.h $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
 $(RT_SO): $(RT_OBJS) $(RT_MAP) $(BUILD)/abi/map-ok
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,$(RT_SONAME) $(RT_LDFLAGS) -o $@ $(RT_OBJS) -ldrm -lpthread
+	$(CC) -shared -Wl,-soname,$(RT_SONAME) $(RT_LDFLAGS) -o $@ $(RT_OBJS) -ldrm -lprotobuf-c -lpthread
 	ln -sf $(RT_SONAME) $(BUILD)/lib/libvnpurt.so
 
 $(RT_A): $(RT_OBJS)

@@ -30,6 +30,7 @@ enum vnpu_obj_type {
 	VNPU_OBJ_EVENT = 3,
 	VNPU_OBJ_POOL = 4,
 	VNPU_OBJ_DATA_CACHE = 5,
+	VNPU_OBJ_GRAPH = 6,
 };
 
 /*

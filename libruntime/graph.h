@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Private interface between the graph loader (graph.c), its operator
+ * mapping (graph_ops.c) and the tensor files (tensor_file.c).
+ */
+#ifndef VNPU_GRAPH_PRIVATE_H
+#define VNPU_GRAPH_PRIVATE_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "onnx/onnx.pb-c.h"
+#include "runtime.h"
+
+/* Where a tensor lives on the device. */
+enum gt_class {
+	GT_UNSET = 0,
+	GT_WEIGHT,	/* initializer or constant: static buffer, read-only */
+	GT_INPUT,	/* graph input: workspace I/O buffer */
+	GT_OUTPUT,	/* graph output computed by a node: workspace I/O buffer */
+	GT_INTER,	/* intermediate: workspace arena, planned */
+	GT_ALIAS,	/* a view of another tensor (Reshape and friends) */
+};
+
+struct gtensor {
+	char *name;
+	int dtype;
+	uint32_t rank;
+	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	uint64_t count;		/* elements */
+	uint64_t bytes;
+	int cls;
+	int producer;		/* node index, -1 for inputs and weights */
+	int base;		/* GT_ALIAS: the tensor it views */
+	uint64_t offset;	/* in the static buffer, the I/O area or the arena */
+	void *host;		/* GT_WEIGHT: the values, for upload and constant shapes */
+	int first, last;	/* GT_INTER: lifetime in node steps [first, last) */
+	int plan_index;		/* GT_INTER: index in the planner's buffers */
+};
+
+enum gstep_kind {
+	GSTEP_KERNEL = 1,
+	GSTEP_COPY,
+};
+
+/* An operand: a tensor (resolved to its storage at run) and a byte offset. */
+struct goperand {
+	int tensor;		/* -1: unused */
+	uint64_t offset;
+};
+
+/* One device operation. */
+struct gstep {
+	int kind;
+	int node;
+	struct vnpu_kernel k;	/* a, b, c filled at run from the operands */
+	struct goperand a, b, c;
+	uint64_t copy_bytes;	/* GSTEP_COPY: bytes from a to c */
+};
+
+/* What the operator mapping sees of the model being built. */
+struct gbuild {
+	Onnx__GraphProto *gp;
+	int64_t opset;
+	struct gtensor *tensors;
+	size_t num_tensors, cap_tensors;
+	struct gstep *steps;
+	size_t num_steps, cap_steps;
+	int one_tensor;		/* a static 1.0f used to scale by GEMM, -1 until needed */
+	uint64_t batch;
+};
+
+/* The operator's node being mapped. */
+struct gnode {
+	int index;
+	Onnx__NodeProto *np;
+	int in[16];		/* tensor ids of the inputs, -1 for an empty name */
+	size_t num_in;
+	int out[4];		/* tensor ids of the outputs (created, shape unset) */
+	size_t num_out;
+};
+
+/* Records a thread's graph error message and returns @status. */
+int graph_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* graph_fail() prefixed with "node 'NAME' (OP): ". */
+int node_fail(const struct gnode *n, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Maps one node: checks it, sets its outputs' shapes and emits its steps. */
+int graph_map_node(struct gbuild *b, struct gnode *n);
+/* Whether op_type names an operator the mapping knows (for error texts). */
+int graph_op_known(const char *op_type);
+
+/* Helpers of the mapping, in graph.c. */
+int gb_new_tensor(struct gbuild *b, const char *name, int *id);
+int gb_add_step(struct gbuild *b, const struct gstep *step);
+int gb_add_weight(struct gbuild *b, const char *name, int dtype, uint32_t rank,
+		  const int64_t *dims, const void *data, int *id);
+int gb_set_shape(struct gtensor *t, int dtype, uint32_t rank, const int64_t *dims);
+int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank,
+			 int64_t *dims, void **data, char *why, size_t whylen);
+void shape_str(const struct gtensor *t, char *buf, size_t len);
+
+#endif
