@@ -67,6 +67,7 @@ RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 TOOLS += $(BUILD)/bin/vnpu-trace
+TOOLS += $(BUILD)/bin/vnpu-run
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
@@ -79,6 +80,7 @@ VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
 RT_TESTS += $(BUILD)/selftests/vnpu_pool
+RT_TESTS += $(BUILD)/selftests/vnpu_onnx_conformance $(BUILD)/selftests/vnpu_graph
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
@@ -136,6 +138,15 @@ $(KSFT_HEADERS) $(CHECKPATCH):
 
 runtime: $(RT_SO) $(RT_A)
 
+# Models of the demo, benchmarks and graph tests, with their test data
+# (tools/onnx/gen-models.py, Debian's python3-onnx and numpy).
+ONNX_PYTHON ?= /usr/bin/python3
+ONNX_MODELS := $(BUILD)/onnx/.stamp
+$(ONNX_MODELS): tools/onnx/gen-models.py
+	@rm -rf $(BUILD)/onnx
+	$(ONNX_PYTHON) tools/onnx/gen-models.py $(BUILD)/onnx
+	@touch $@
+
 $(ONNX_GEN) &: $(ONNX_PROTO)
 	@if [ ! -f $(ONNX_PROTO) ] || ! command -v protoc-c >/dev/null; then \
 		echo "vnpu: onnx.proto or protoc-c missing; run 'make deps' (as root) first" >&2; \
@@ -181,6 +192,11 @@ $(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
 
+$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
 bench-planner: $(BUILD)/bin/vnpu-plan
@@ -216,7 +232,7 @@ $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/
 
 # --- tests --------------------------------------------------------------------
 
-selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES)
+selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES) $(ONNX_MODELS)
 
 # The examples build like any application of the runtime would.
 $(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO)
@@ -225,10 +241,10 @@ $(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h \
-		libruntime/include/vnpu.h $(RT_SO) $(KSFT_HEADERS)
+		libruntime/include/vnpu.h tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
-		-L$(BUILD)/lib -lvnpurt -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
+		-L$(BUILD)/lib -lvnpurt -lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
 		uapi/drm/vnpu_accel.h $(KSFT_HEADERS)

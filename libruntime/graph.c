@@ -1044,7 +1044,13 @@ static int graph_build(struct graph_obj *g, const void *data, size_t size,
 			b.opset = model->opset_import[i]->version;
 	}
 	if (b.opset < 0) {
-		status = graph_fail(VNPU_ERROR_INVALID_MODEL, "the model imports no ONNX operator set");
+		if (model->n_opset_import)
+			status = graph_fail(VNPU_ERROR_NOT_SUPPORTED,
+					    "operator domain '%s' not supported",
+					    model->opset_import[0]->domain);
+		else
+			status = graph_fail(VNPU_ERROR_INVALID_MODEL,
+					    "the model imports no operator set");
 		goto out;
 	}
 	if (b.opset < 7 || b.opset > 17) {
@@ -1090,6 +1096,7 @@ static int graph_build(struct graph_obj *g, const void *data, size_t size,
 	g->steps = b.steps;
 	g->num_steps = b.num_steps;
 	b.tensors = NULL;
+	b.num_tensors = 0;
 	b.steps = NULL;
 	g->info.num_launches = (uint32_t)g->num_steps;
 	for (uint32_t i = 0; i < g->info.num_outputs; i++)

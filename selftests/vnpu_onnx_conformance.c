@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Description: ONNX's backend node tests (Debian's libonnx-testdata) on a
+ * vnpu device. Every test directory holds model.onnx and
+ * test_data_set_N/{input,output}_K.pb. A model the graph loader rejects as
+ * not supported (an operator, attribute or type the device cannot run) is
+ * skipped with the loader's reason; every other model must load, run and
+ * match each data set's outputs within ONNX's default tolerances (rtol
+ * 1e-3, atol 1e-7). One TAP result per test.
+ *
+ *   vnpu_onnx_conformance [NODE_TEST_DIR] [NAME_FILTER]
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kselftest.h"
+#include "../tools/run/tensor_compare.h"
+#include "vnpu.h"
+
+#define NODE_TESTS "/usr/share/libonnx-testdata/data/node"
+#define MAX_IO 16
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st);
+}
+
+/* Runs every data set of one loaded test; 0 when all match, else why. */
+static int run_sets(struct vnpu_graph g, struct vnpu_stream s, const char *dir, char *why,
+		    size_t whylen)
+{
+	struct vnpu_graph_info info;
+	int sets = 0;
+
+	vnpu_graph_get_info(g, &info);
+	if (info.num_inputs > MAX_IO || info.num_outputs > MAX_IO) {
+		snprintf(why, whylen, "too many inputs or outputs");
+		return 1;
+	}
+	for (int set = 0;; set++) {
+		struct vnpu_tensor in[MAX_IO] = { 0 }, want[MAX_IO] = { 0 }, got[MAX_IO] = { 0 };
+		char path[4400];
+		int rc = 0, status;
+
+		snprintf(path, sizeof(path), "%s/test_data_set_%d", dir, set);
+		if (!file_exists(path))
+			break;
+		sets++;
+		for (uint32_t i = 0; i < info.num_inputs && !rc; i++) {
+			snprintf(path, sizeof(path), "%s/test_data_set_%d/input_%u.pb", dir, set, i);
+			status = vnpu_tensor_read_file(path, &in[i]);
+			if (status != VNPU_SUCCESS) {
+				snprintf(why, whylen, "set %d input %u: %s", set, i,
+					 vnpu_graph_error_message());
+				rc = 1;
+			}
+		}
+		for (uint32_t i = 0; i < info.num_outputs && !rc; i++) {
+			snprintf(path, sizeof(path), "%s/test_data_set_%d/output_%u.pb", dir, set, i);
+			status = vnpu_tensor_read_file(path, &want[i]);
+			if (status != VNPU_SUCCESS) {
+				snprintf(why, whylen, "set %d output %u: %s", set, i,
+					 vnpu_graph_error_message());
+				rc = 1;
+				break;
+			}
+			vnpu_graph_output_desc(g, i, &got[i]);
+			got[i].data = calloc(1, got[i].size ? got[i].size : 1);
+			if (!got[i].data)
+				rc = 1;
+		}
+		if (!rc) {
+			status = vnpu_graph_run(g, &s, 1, in, got);
+			if (status != VNPU_SUCCESS) {
+				snprintf(why, whylen, "set %d: run: %s: %s", set, vnpu_status_name(status),
+					 vnpu_graph_error_message());
+				rc = 1;
+			}
+		}
+		for (uint32_t i = 0; i < info.num_outputs && !rc; i++) {
+			char diff[256];
+
+			if (!vnpu_tensor_allclose(&got[i], &want[i], VNPU_CMP_RTOL, VNPU_CMP_ATOL,
+						  diff, sizeof(diff))) {
+				snprintf(why, whylen, "set %d output %u: %s", set, i, diff);
+				rc = 1;
+			}
+		}
+		for (uint32_t i = 0; i < MAX_IO; i++) {
+			vnpu_tensor_free(&in[i]);
+			vnpu_tensor_free(&want[i]);
+			free(got[i].data);
+		}
+		if (rc)
+			return 1;
+	}
+	if (!sets) {
+		snprintf(why, whylen, "no test data set");
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = argc > 1 ? argv[1] : NODE_TESTS;
+	const char *filter = argc > 2 ? argv[2] : NULL;
+	struct vnpu_mem_info before, after;
+	struct vnpu_context ctx;
+	struct vnpu_stream s;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d;
+	int status;
+
+	ksft_print_header();
+	d = opendir(root);
+	if (!d)
+		ksft_exit_skip("no ONNX node tests at %s (install libonnx-testdata)\n", root);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "test_", 5) || (filter && !strstr(de->d_name, filter)))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			names = realloc(names, cap * sizeof(*names));
+			if (!names)
+				ksft_exit_fail_msg("out of memory\n");
+		}
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	/* One result per test, and one for the device memory coming back. */
+	ksft_set_plan((unsigned int)n + 1);
+
+	status = vnpu_init(0);
+	if (status != VNPU_SUCCESS)
+		ksft_exit_fail_msg("vnpu_init: %s\n", vnpu_status_name(status));
+	if (vnpu_ctx_create(0, 0, &ctx) || vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &s))
+		ksft_exit_fail_msg("context or stream: %s\n", vnpu_status_name(vnpu_get_last_error()));
+	vnpu_mem_get_info(ctx, &before);
+
+	for (size_t i = 0; i < n; i++) {
+		char dir[4096], model[4200], why[600];
+		struct vnpu_graph g;
+
+		snprintf(dir, sizeof(dir), "%s/%s", root, names[i]);
+		snprintf(model, sizeof(model), "%s/model.onnx", dir);
+		status = vnpu_graph_load_file(ctx, model, NULL, &g);
+		if (status == VNPU_ERROR_NOT_SUPPORTED) {
+			ksft_test_result_skip("%s unsupported: %s\n", names[i], vnpu_graph_error_message());
+		} else if (status != VNPU_SUCCESS) {
+			ksft_test_result_fail("%s load: %s: %s\n", names[i], vnpu_status_name(status),
+					      vnpu_graph_error_message());
+		} else {
+			if (run_sets(g, s, dir, why, sizeof(why)))
+				ksft_test_result_fail("%s %s\n", names[i], why);
+			else
+				ksft_test_result_pass("%s\n", names[i]);
+			vnpu_graph_destroy(g);
+		}
+		free(names[i]);
+	}
+	free(names);
+	/* Every graph freed all of its device memory. */
+	vnpu_mem_get_info(ctx, &after);
+	ksft_test_result(after.process_used == before.process_used,
+			 "device memory back to %llu bytes after every graph (now %llu)\n",
+			 (unsigned long long)before.process_used,
+			 (unsigned long long)after.process_used);
+	vnpu_stream_destroy(s, 0);
+	vnpu_ctx_destroy(ctx, 0);
+	vnpu_finalize();
+	ksft_finished();
+}

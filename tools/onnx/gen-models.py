@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# Generates the ONNX models of the demo, the benchmarks and the graph tests
+# with python3-onnx, with deterministic weights (numpy seed), into OUTDIR:
+#
+#   mlp.onnx        64 -> 128 -> 64 -> 10 perceptron, Gemm/Relu/Softmax, batch 8
+#   cnn.onnx        small CNN: Conv/Relu/MaxPool/Conv/Relu/GlobalAveragePool/
+#                   Flatten/Gemm/Softmax on 1x12x12 images, batch 8
+#   branches.onnx   two independent Gemm/Relu branches joined by Add (streams)
+#   NAME/test_data_set_0/{input,output}_K.pb   inputs and numpy's outputs
+#   NAME/weights/*.pb                          the weights, for CPU references
+#   bad/*.onnx      malformed or unsupported models for the error tests
+#
+# usage: gen-models.py OUTDIR
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+def model(graph):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                          producer_name="vnpu-gen-models")
+    m.ir_version = 7
+    return m
+
+
+def save(m, path, check=True):
+    if check:
+        onnx.checker.check_model(m)
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def write_set(out, name, inputs, outputs, weights):
+    d = os.path.join(out, name, "test_data_set_0")
+    os.makedirs(d, exist_ok=True)
+    for i, (n, a) in enumerate(inputs):
+        with open(os.path.join(d, "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    for i, (n, a) in enumerate(outputs):
+        with open(os.path.join(d, "output_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    w = os.path.join(out, name, "weights")
+    os.makedirs(w, exist_ok=True)
+    for n, a in weights.items():
+        with open(os.path.join(w, n + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def mlp(out, rng, batch=8):
+    sizes = [64, 128, 64, 10]
+    w = {}
+    nodes = []
+    prev = "x"
+    for i in range(3):
+        w["W%d" % i] = (rng.standard_normal((sizes[i], sizes[i + 1])) /
+                        np.sqrt(sizes[i])).astype(np.float32)
+        w["b%d" % i] = (0.1 * rng.standard_normal(sizes[i + 1])).astype(np.float32)
+        nodes.append(helper.make_node("Gemm", [prev, "W%d" % i, "b%d" % i], ["g%d" % i],
+                                      name="fc%d" % i))
+        if i < 2:
+            nodes.append(helper.make_node("Relu", ["g%d" % i], ["r%d" % i], name="relu%d" % i))
+            prev = "r%d" % i
+    nodes.append(helper.make_node("Softmax", ["g2"], ["y"], name="softmax", axis=-1))
+    g = helper.make_graph(nodes, "mlp",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 10])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "mlp.onnx"))
+    x = rng.standard_normal((batch, 64)).astype(np.float32)
+    h = x
+    for i in range(3):
+        h = h @ w["W%d" % i] + w["b%d" % i]
+        if i < 2:
+            h = relu(h)
+    write_set(out, "mlp", [("x", x)], [("y", softmax(h).astype(np.float32))], w)
+
+
+def conv2d(x, w, b):
+    n, c, hh, ww = x.shape
+    k, _, r, s = w.shape
+    y = np.zeros((n, k, hh - r + 1, ww - s + 1), np.float32)
+    for i in range(r):
+        for j in range(s):
+            y += np.einsum("nchw,kc->nkhw", x[:, :, i:i + hh - r + 1, j:j + ww - s + 1], w[:, :, i, j])
+    return y + b[None, :, None, None]
+
+
+def cnn(out, rng, batch=8):
+    w = {
+        "c1w": (rng.standard_normal((4, 1, 3, 3)) / 3).astype(np.float32),
+        "c1b": (0.1 * rng.standard_normal(4)).astype(np.float32),
+        "c2w": (rng.standard_normal((8, 4, 3, 3)) / 6).astype(np.float32),
+        "c2b": (0.1 * rng.standard_normal(8)).astype(np.float32),
+        "fcw": (rng.standard_normal((8, 10)) / 3).astype(np.float32),
+        "fcb": (0.1 * rng.standard_normal(10)).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "c1w", "c1b"], ["c1"], name="conv1", kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "c2w", "c2b"], ["c2"], name="conv2", kernel_shape=[3, 3]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "fcw", "fcb"], ["logits"], name="fc"),
+        helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
+    ]
+    g = helper.make_graph(nodes, "cnn",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 1, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 10])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "cnn.onnx"))
+    x = rng.standard_normal((batch, 1, 12, 12)).astype(np.float32)
+    h = relu(conv2d(x, w["c1w"], w["c1b"]))
+    h = h.reshape(batch, 4, 5, 2, 5, 2).max(axis=(3, 5))
+    h = relu(conv2d(h, w["c2w"], w["c2b"]))
+    h = h.mean(axis=(2, 3))
+    y = softmax(h @ w["fcw"] + w["fcb"]).astype(np.float32)
+    write_set(out, "cnn", [("x", x)], [("y", y)], w)
+
+
+def branches(out, rng, batch=8):
+    w = {n: (rng.standard_normal(s) / 8).astype(np.float32) for n, s in
+         [("Wa", (64, 64)), ("Wb", (64, 64)), ("Wc", (64, 16)), ("ba", (64,)), ("bb", (64,))]}
+    nodes = [
+        helper.make_node("Gemm", ["x", "Wa", "ba"], ["a0"], name="branch_a"),
+        helper.make_node("Relu", ["a0"], ["a1"], name="relu_a"),
+        helper.make_node("Gemm", ["x", "Wb", "bb"], ["b0"], name="branch_b"),
+        helper.make_node("Relu", ["b0"], ["b1"], name="relu_b"),
+        helper.make_node("Add", ["a1", "b1"], ["s"], name="join"),
+        helper.make_node("MatMul", ["s", "Wc"], ["y"], name="head"),
+    ]
+    g = helper.make_graph(nodes, "branches",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 16])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "branches.onnx"))
+    x = rng.standard_normal((batch, 64)).astype(np.float32)
+    y = (relu(x @ w["Wa"] + w["ba"]) + relu(x @ w["Wb"] + w["bb"])) @ w["Wc"]
+    write_set(out, "branches", [("x", x)], [("y", y.astype(np.float32))], w)
+
+
+def bad(out):
+    d = os.path.join(out, "bad")
+    os.makedirs(d, exist_ok=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])
+    w4 = numpy_helper.from_array(np.ones((4, 4), np.float32), "W")
+    # t1 = x + t2, t2 = relu(t1): a cycle.
+    g = helper.make_graph([helper.make_node("Add", ["x", "t2"], ["t1"], name="add_in_cycle"),
+                           helper.make_node("Relu", ["t1"], ["t2"], name="relu_in_cycle"),
+                           helper.make_node("Identity", ["t2"], ["y"], name="out")],
+                          "cycle", [x], [y])
+    save(model(g), os.path.join(d, "cycle.onnx"), check=False)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="needs_w")],
+                          "missing_initializer", [x], [y])
+    save(model(g), os.path.join(d, "missing_initializer.onnx"), check=False)
+    w3 = numpy_helper.from_array(np.ones((3, 4), np.float32), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="mismatch")],
+                          "shape_mismatch", [x], [y], [w3])
+    save(model(g), os.path.join(d, "shape_mismatch.onnx"), check=False)
+    g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hardmax")],
+                          "unsupported_op", [x], [y])
+    save(model(g), os.path.join(d, "unsupported_op.onnx"))
+    g = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], name="softmax0", axis=0)],
+                          "unsupported_attribute", [x], [y])
+    save(model(g), os.path.join(d, "unsupported_attribute.onnx"))
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="ok")],
+                          "small", [x], [y], [w4])
+    good = model(g).SerializeToString()
+    save(model(g), os.path.join(d, "small.onnx"))
+    with open(os.path.join(d, "truncated.onnx"), "wb") as f:
+        f.write(good[:len(good) // 2])
+    with open(os.path.join(d, "corrupt.onnx"), "wb") as f:
+        f.write(bytes([0xff] * 64) + good[64:])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: gen-models.py OUTDIR")
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.RandomState(20261202)
+    mlp(out, rng)
+    cnn(out, rng)
+    branches(out, rng)
+    bad(out)
+
+
+if __name__ == "__main__":
+    main()
