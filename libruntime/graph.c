@@ -105,7 +105,7 @@ int gb_set_shape(struct gtensor *t, int dtype, uint32_t rank, const int64_t *dim
 {
 	uint64_t count = 1;
 
-	if (rank > VNPU_TENSOR_MAX_RANK)
+	if (rank > VNPU_HOST_TENSOR_MAX_RANK)
 		return 0;
 	for (uint32_t i = 0; i < rank; i++) {
 		if (dims[i] < 0 || (dims[i] && count > UINT64_MAX / 4 / (uint64_t)dims[i]))
@@ -218,9 +218,9 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 			 (int)tp->data_type);
 		return VNPU_ERROR_NOT_SUPPORTED;
 	}
-	if (tp->n_dims > VNPU_TENSOR_MAX_RANK) {
+	if (tp->n_dims > VNPU_HOST_TENSOR_MAX_RANK) {
 		snprintf(why, whylen, "%zu dimensions, at most %d supported", tp->n_dims,
-			 VNPU_TENSOR_MAX_RANK);
+			 VNPU_HOST_TENSOR_MAX_RANK);
 		return VNPU_ERROR_NOT_SUPPORTED;
 	}
 	for (size_t i = 0; i < tp->n_dims; i++) {
@@ -277,9 +277,9 @@ static int value_info_shape(const Onnx__ValueInfoProto *vi, uint64_t batch, int 
 			return graph_fail(VNPU_ERROR_INVALID_MODEL, "input '%s' has no shape", vi->name);
 		return VNPU_SUCCESS;
 	}
-	if (tt->shape->n_dim > VNPU_TENSOR_MAX_RANK)
+	if (tt->shape->n_dim > VNPU_HOST_TENSOR_MAX_RANK)
 		return graph_fail(VNPU_ERROR_NOT_SUPPORTED, "'%s': %zu dimensions, at most %d supported",
-				  vi->name, tt->shape->n_dim, VNPU_TENSOR_MAX_RANK);
+				  vi->name, tt->shape->n_dim, VNPU_HOST_TENSOR_MAX_RANK);
 	*rank = (uint32_t)tt->shape->n_dim;
 	*has_shape = 1;
 	for (size_t i = 0; i < tt->shape->n_dim; i++) {
@@ -320,7 +320,7 @@ struct gio {
 	int tensor;		/* the graph's tensor */
 	int copy_from;		/* outputs not computed in place: copied at the end, else -1 */
 	uint64_t offset;	/* in the workspace's I/O buffer */
-	struct vnpu_tensor desc;
+	struct vnpu_host_tensor desc;
 };
 
 struct graph_obj {
@@ -547,7 +547,7 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 		return graph_fail(VNPU_ERROR_NOT_SUPPORTED, "sparse initializers not supported");
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *tp = gp->initializer[i];
-		int64_t dims[VNPU_TENSOR_MAX_RANK];
+		int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 		char why[160];
 		uint32_t rank;
 		void *data;
@@ -571,7 +571,7 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	for (size_t i = 0; i < gp->n_input; i++) {
 		const Onnx__ValueInfoProto *vi = gp->input[i];
-		int64_t dims[VNPU_TENSOR_MAX_RANK];
+		int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 		uint32_t rank = 0;
 		int dtype = 0, has_shape, id;
 
@@ -681,7 +681,7 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	for (size_t i = 0; i < gp->n_output; i++) {
 		const Onnx__ValueInfoProto *vi = gp->output[i];
-		int64_t dims[VNPU_TENSOR_MAX_RANK];
+		int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 		uint32_t rank = 0;
 		int dtype = 0, has_shape = 0;
 		int id = vi->name ? find_tensor(b, vi->name) : -1;
@@ -922,7 +922,7 @@ static int assign_lanes(struct graph_obj *g, uint32_t lanes)
 	return VNPU_SUCCESS;
 }
 
-static void fill_desc(const struct gtensor *t, struct vnpu_tensor *d, const char *name)
+static void fill_desc(const struct gtensor *t, struct vnpu_host_tensor *d, const char *name)
 {
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", name);
@@ -1232,7 +1232,7 @@ int vnpu_graph_get_info(struct vnpu_graph handle, struct vnpu_graph_info *info)
 	return VNPU_SUCCESS;
 }
 
-static int io_desc(struct vnpu_graph handle, uint32_t index, struct vnpu_tensor *desc, int output)
+static int io_desc(struct vnpu_graph handle, uint32_t index, struct vnpu_host_tensor *desc, int output)
 {
 	struct graph_obj *g;
 	int status;
@@ -1250,12 +1250,12 @@ static int io_desc(struct vnpu_graph handle, uint32_t index, struct vnpu_tensor 
 	return vnpu_set_status(status);
 }
 
-int vnpu_graph_input_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_tensor *desc)
+int vnpu_graph_input_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_host_tensor *desc)
 {
 	return io_desc(graph, index, desc, 0);
 }
 
-int vnpu_graph_output_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_tensor *desc)
+int vnpu_graph_output_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_host_tensor *desc)
 {
 	return io_desc(graph, index, desc, 1);
 }
@@ -1309,16 +1309,16 @@ static uint64_t operand_addr(const struct graph_obj *g, const struct gworkspace 
 	}
 }
 
-static int check_io(const struct graph_obj *g, const struct vnpu_tensor *inputs,
-		    const struct vnpu_tensor *outputs)
+static int check_io(const struct graph_obj *g, const struct vnpu_host_tensor *inputs,
+		    const struct vnpu_host_tensor *outputs)
 {
 	char want[96], have[96];
 
 	for (uint32_t i = 0; i < g->info.num_inputs; i++) {
-		const struct vnpu_tensor *d = &g->inputs[i].desc, *in = &inputs[i];
+		const struct vnpu_host_tensor *d = &g->inputs[i].desc, *in = &inputs[i];
 		struct gtensor a = { .rank = d->rank }, b = { .rank = in->rank };
 
-		if (in->rank > VNPU_TENSOR_MAX_RANK)
+		if (in->rank > VNPU_HOST_TENSOR_MAX_RANK)
 			return graph_fail(VNPU_ERROR_INVALID_VALUE, "input %u ('%s'): rank %u", i,
 					  d->name, in->rank);
 		memcpy(a.dims, d->dims, sizeof(a.dims));
@@ -1391,7 +1391,7 @@ static int run_step(const struct graph_obj *g, const struct gworkspace *ws,
 }
 
 static int enqueue(struct graph_obj *g, struct gworkspace *ws, const struct vnpu_stream *streams,
-		   uint32_t ns, const struct vnpu_tensor *inputs, int *batched)
+		   uint32_t ns, const struct vnpu_host_tensor *inputs, int *batched)
 {
 	uint32_t lanes = g->info.streams;
 	int status = VNPU_SUCCESS;
@@ -1440,8 +1440,8 @@ static int enqueue(struct graph_obj *g, struct gworkspace *ws, const struct vnpu
 }
 
 int vnpu_graph_run(struct vnpu_graph handle, const struct vnpu_stream *streams,
-		   uint32_t num_streams, const struct vnpu_tensor *inputs,
-		   struct vnpu_tensor *outputs)
+		   uint32_t num_streams, const struct vnpu_host_tensor *inputs,
+		   struct vnpu_host_tensor *outputs)
 {
 	int batched[MAX_LANES] = { 0 };
 	struct gworkspace *ws;
@@ -1492,7 +1492,7 @@ int vnpu_graph_run(struct vnpu_graph handle, const struct vnpu_stream *streams,
 	give_workspace(g, ws);
 	if (status == VNPU_SUCCESS)
 		for (uint32_t i = 0; i < g->info.num_outputs; i++) {
-			const struct vnpu_tensor *d = &g->outputs[i].desc;
+			const struct vnpu_host_tensor *d = &g->outputs[i].desc;
 
 			memcpy(outputs[i].name, d->name, sizeof(d->name));
 			outputs[i].dtype = d->dtype;

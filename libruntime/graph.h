@@ -28,7 +28,7 @@ struct gtensor {
 	char *name;
 	int dtype;
 	uint32_t rank;
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	uint64_t count;		/* elements */
 	uint64_t bytes;
 	int cls;

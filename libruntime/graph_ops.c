@@ -278,12 +278,12 @@ static int get_axes(struct gbuild *b, const struct gnode *n, int64_t input_opset
 		if (!v)
 			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
 					 "axes must be a constant int64 tensor");
-		if (*count > VNPU_TENSOR_MAX_RANK)
+		if (*count > VNPU_HOST_TENSOR_MAX_RANK)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "too many axes");
 		memcpy(axes, v, *count * sizeof(*axes));
 		*given = 1;
 	} else if (a) {
-		if (a->n_ints > VNPU_TENSOR_MAX_RANK)
+		if (a->n_ints > VNPU_HOST_TENSOR_MAX_RANK)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "too many axes");
 		memcpy(axes, a->ints, a->n_ints * sizeof(*axes));
 		*count = a->n_ints;
@@ -355,7 +355,7 @@ static int op_binary(struct gbuild *b, struct gnode *n)
 	enum vnpu_op kop = !strcmp(op, "Add") ? VNPU_OP_ADD : !strcmp(op, "Sub") ? VNPU_OP_SUB :
 			   !strcmp(op, "Mul") ? VNPU_OP_MUL : VNPU_OP_DIV;
 	struct gtensor *a, *c;
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	uint64_t count, m, nn;
 	uint32_t rank;
 	int status;
@@ -457,8 +457,8 @@ static int op_reduce(struct gbuild *b, struct gnode *n)
 	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
 	const char *op = n->np->op_type;
 	int mean = !strcmp(op, "ReduceMean"), max = !strcmp(op, "ReduceMax");
-	int64_t axes[VNPU_TENSOR_MAX_RANK], sorted[VNPU_TENSOR_MAX_RANK];
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK], sorted[VNPU_HOST_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	size_t count;
 	uint32_t rank = 0, first;
@@ -504,7 +504,7 @@ static int op_reduce(struct gbuild *b, struct gnode *n)
 
 static int op_global_average_pool(struct gbuild *b, struct gnode *n)
 {
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	int status;
 
@@ -564,7 +564,7 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 			      n->in[1], 0, n->out[0], 0);
 	{
 		uint32_t r;
-		int64_t bd[VNPU_TENSOR_MAX_RANK];
+		int64_t bd[VNPU_HOST_TENSOR_MAX_RANK];
 		struct gtensor y = { .rank = 2, .dims = { (int64_t)M, (int64_t)N } };
 
 		status = broadcast_shape(n, &y, c, &r, bd);
@@ -614,8 +614,8 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 
 static int op_matmul(struct gbuild *b, struct gnode *n)
 {
-	int64_t ad[VNPU_TENSOR_MAX_RANK], bd[VNPU_TENSOR_MAX_RANK], od[VNPU_TENSOR_MAX_RANK];
-	int64_t batch[VNPU_TENSOR_MAX_RANK];
+	int64_t ad[VNPU_HOST_TENSOR_MAX_RANK], bd[VNPU_HOST_TENSOR_MAX_RANK], od[VNPU_HOST_TENSOR_MAX_RANK];
+	int64_t batch[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *a, *w;
 	uint32_t ar, br, nb = 0, orank = 0;
 	uint64_t M, K, N, batches = 1;
@@ -698,7 +698,7 @@ static int op_matmul(struct gbuild *b, struct gnode *n)
 static int op_reshape(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "allowzero", NULL };
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	const int64_t *shape;
 	struct gtensor *x;
 	uint64_t known = 1;
@@ -712,9 +712,9 @@ static int op_reshape(struct gbuild *b, struct gnode *n)
 	shape = const_ints(b, n, 1, &count);
 	if (!shape)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the shape must be a constant int64 tensor");
-	if (count > VNPU_TENSOR_MAX_RANK)
+	if (count > VNPU_HOST_TENSOR_MAX_RANK)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than %d dimensions",
-				 VNPU_TENSOR_MAX_RANK);
+				 VNPU_HOST_TENSOR_MAX_RANK);
 	for (size_t i = 0; i < count; i++) {
 		if (shape[i] == 0 && !attr_int(n, "allowzero", 0)) {
 			if (i >= x->rank)
@@ -766,7 +766,7 @@ static int op_flatten(struct gbuild *b, struct gnode *n)
 static int op_squeeze(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axes", NULL };
-	int64_t axes[VNPU_TENSOR_MAX_RANK], sorted[VNPU_TENSOR_MAX_RANK], dims[VNPU_TENSOR_MAX_RANK];
+	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK], sorted[VNPU_HOST_TENSOR_MAX_RANK], dims[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	size_t count;
 	uint32_t rank = 0;
@@ -800,7 +800,7 @@ static int op_squeeze(struct gbuild *b, struct gnode *n)
 static int op_unsqueeze(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axes", NULL };
-	int64_t axes[VNPU_TENSOR_MAX_RANK], sorted[VNPU_TENSOR_MAX_RANK], dims[VNPU_TENSOR_MAX_RANK];
+	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK], sorted[VNPU_HOST_TENSOR_MAX_RANK], dims[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	size_t count;
 	uint32_t rank, k = 0;
@@ -816,9 +816,9 @@ static int op_unsqueeze(struct gbuild *b, struct gnode *n)
 	if (!given || !count)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "no axes");
 	rank = x->rank + (uint32_t)count;
-	if (rank > VNPU_TENSOR_MAX_RANK)
+	if (rank > VNPU_HOST_TENSOR_MAX_RANK)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than %d dimensions",
-				 VNPU_TENSOR_MAX_RANK);
+				 VNPU_HOST_TENSOR_MAX_RANK);
 	status = norm_axes(n, axes, count, rank, sorted);
 	if (status != VNPU_SUCCESS)
 		return status;
@@ -851,7 +851,7 @@ static int op_constant(struct gbuild *b, struct gnode *n)
 					       "value_int", "value_ints", NULL };
 	const Onnx__AttributeProto *a;
 	struct gtensor *t = &b->tensors[n->out[0]];
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	uint32_t rank = 0;
 	void *data = NULL;
 	int dtype, status;

@@ -39,7 +39,7 @@ static int read_all(const char *path, uint8_t **buf, size_t *len)
 	return VNPU_SUCCESS;
 }
 
-int vnpu_tensor_read_file(const char *path, struct vnpu_tensor *t)
+int vnpu_host_tensor_read_file(const char *path, struct vnpu_host_tensor *t)
 {
 	Onnx__TensorProto *tp;
 	char why[160];
@@ -72,7 +72,7 @@ int vnpu_tensor_read_file(const char *path, struct vnpu_tensor *t)
 	return vnpu_set_status(status);
 }
 
-int vnpu_tensor_write_file(const char *path, const struct vnpu_tensor *t)
+int vnpu_host_tensor_write_file(const char *path, const struct vnpu_host_tensor *t)
 {
 	Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
 	uint64_t size;
@@ -81,7 +81,7 @@ int vnpu_tensor_write_file(const char *path, const struct vnpu_tensor *t)
 	FILE *f;
 	int status = VNPU_SUCCESS;
 
-	if (!path || !t || t->rank > VNPU_TENSOR_MAX_RANK ||
+	if (!path || !t || t->rank > VNPU_HOST_TENSOR_MAX_RANK ||
 	    (t->dtype != VNPU_DTYPE_FLOAT && t->dtype != VNPU_DTYPE_INT64))
 		return vnpu_set_status(graph_fail(VNPU_ERROR_INVALID_VALUE, "bad tensor"));
 	size = t->dtype == VNPU_DTYPE_FLOAT ? 4 : 8;
@@ -116,7 +116,7 @@ int vnpu_tensor_write_file(const char *path, const struct vnpu_tensor *t)
 	return vnpu_set_status(status);
 }
 
-void vnpu_tensor_free(struct vnpu_tensor *t)
+void vnpu_host_tensor_free(struct vnpu_host_tensor *t)
 {
 	if (!t)
 		return;

@@ -50,7 +50,7 @@ static int run_sets(struct vnpu_graph g, struct vnpu_stream s, const char *dir, 
 		return 1;
 	}
 	for (int set = 0;; set++) {
-		struct vnpu_tensor in[MAX_IO] = { 0 }, want[MAX_IO] = { 0 }, got[MAX_IO] = { 0 };
+		struct vnpu_host_tensor in[MAX_IO] = { 0 }, want[MAX_IO] = { 0 }, got[MAX_IO] = { 0 };
 		char path[4400];
 		int rc = 0, status;
 
@@ -60,7 +60,7 @@ static int run_sets(struct vnpu_graph g, struct vnpu_stream s, const char *dir, 
 		sets++;
 		for (uint32_t i = 0; i < info.num_inputs && !rc; i++) {
 			snprintf(path, sizeof(path), "%s/test_data_set_%d/input_%u.pb", dir, set, i);
-			status = vnpu_tensor_read_file(path, &in[i]);
+			status = vnpu_host_tensor_read_file(path, &in[i]);
 			if (status != VNPU_SUCCESS) {
 				snprintf(why, whylen, "set %d input %u: %s", set, i,
 					 vnpu_graph_error_message());
@@ -69,7 +69,7 @@ static int run_sets(struct vnpu_graph g, struct vnpu_stream s, const char *dir, 
 		}
 		for (uint32_t i = 0; i < info.num_outputs && !rc; i++) {
 			snprintf(path, sizeof(path), "%s/test_data_set_%d/output_%u.pb", dir, set, i);
-			status = vnpu_tensor_read_file(path, &want[i]);
+			status = vnpu_host_tensor_read_file(path, &want[i]);
 			if (status != VNPU_SUCCESS) {
 				snprintf(why, whylen, "set %d output %u: %s", set, i,
 					 vnpu_graph_error_message());
@@ -92,15 +92,15 @@ static int run_sets(struct vnpu_graph g, struct vnpu_stream s, const char *dir, 
 		for (uint32_t i = 0; i < info.num_outputs && !rc; i++) {
 			char diff[256];
 
-			if (!vnpu_tensor_allclose(&got[i], &want[i], VNPU_CMP_RTOL, VNPU_CMP_ATOL,
+			if (!vnpu_host_tensor_allclose(&got[i], &want[i], VNPU_CMP_RTOL, VNPU_CMP_ATOL,
 						  diff, sizeof(diff))) {
 				snprintf(why, whylen, "set %d output %u: %s", set, i, diff);
 				rc = 1;
 			}
 		}
 		for (uint32_t i = 0; i < MAX_IO; i++) {
-			vnpu_tensor_free(&in[i]);
-			vnpu_tensor_free(&want[i]);
+			vnpu_host_tensor_free(&in[i]);
+			vnpu_host_tensor_free(&want[i]);
 			free(got[i].data);
 		}
 		if (rc)

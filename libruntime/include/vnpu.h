@@ -1324,7 +1324,7 @@ const char *vnpu_plan_strategy_name(unsigned int strategy);
  */
 
 /* Most dimensions of a tensor. */
-#define VNPU_TENSOR_MAX_RANK 8
+#define VNPU_HOST_TENSOR_MAX_RANK 8
 
 /* Element types (the numbers of ONNX's TensorProto.DataType). */
 #define VNPU_DTYPE_FLOAT 1
@@ -1339,7 +1339,7 @@ struct vnpu_graph {
 };
 
 /**
- * struct vnpu_tensor - a host tensor: graph input, output or test data
+ * struct vnpu_host_tensor - a host tensor: graph input, output or test data
  * @name: the ONNX name, may be empty
  * @dtype: VNPU_DTYPE_*
  * @rank: number of dimensions, 0 for a scalar
@@ -1347,11 +1347,11 @@ struct vnpu_graph {
  * @data: the elements, row-major
  * @size: bytes at @data (for an output: bytes available)
  */
-struct vnpu_tensor {
+struct vnpu_host_tensor {
 	char name[128];
 	uint32_t dtype;
 	uint32_t rank;
-	int64_t dims[VNPU_TENSOR_MAX_RANK];
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	void *data;
 	uint64_t size;
 };
@@ -1489,7 +1489,7 @@ int vnpu_graph_get_info(struct vnpu_graph graph, struct vnpu_graph_info *info);
  *
  * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_VALUE, VNPU_ERROR_INVALID_HANDLE.
  */
-int vnpu_graph_input_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_tensor *desc);
+int vnpu_graph_input_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_host_tensor *desc);
 
 /**
  * vnpu_graph_output_desc() - name, type and shape of a graph output
@@ -1499,7 +1499,7 @@ int vnpu_graph_input_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_t
  *
  * Return: VNPU_SUCCESS, VNPU_ERROR_INVALID_VALUE, VNPU_ERROR_INVALID_HANDLE.
  */
-int vnpu_graph_output_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_tensor *desc);
+int vnpu_graph_output_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_host_tensor *desc);
 
 /**
  * vnpu_graph_run() - run a graph once and wait for its outputs
@@ -1524,8 +1524,8 @@ int vnpu_graph_output_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_
  * the streams' work; VNPU_ERROR_INVALID_HANDLE.
  */
 int vnpu_graph_run(struct vnpu_graph graph, const struct vnpu_stream *streams,
-		   uint32_t num_streams, const struct vnpu_tensor *inputs,
-		   struct vnpu_tensor *outputs);
+		   uint32_t num_streams, const struct vnpu_host_tensor *inputs,
+		   struct vnpu_host_tensor *outputs);
 
 /**
  * vnpu_graph_memory_report() - static and dynamic device memory of a graph
@@ -1545,33 +1545,33 @@ int vnpu_graph_memory_report(struct vnpu_graph graph, struct vnpu_graph_memory *
 int vnpu_graph_destroy(struct vnpu_graph graph);
 
 /**
- * vnpu_tensor_read_file() - read a tensor from an ONNX TensorProto file
+ * vnpu_host_tensor_read_file() - read a tensor from an ONNX TensorProto file
  * @path: a .pb file, as in ONNX's test data sets
- * @tensor: out; @tensor->data is allocated, release it with vnpu_tensor_free()
+ * @tensor: out; @tensor->data is allocated, release it with vnpu_host_tensor_free()
  *
  * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE when the file cannot be
  * read; VNPU_ERROR_INVALID_MODEL when it is no valid TensorProto;
  * VNPU_ERROR_NOT_SUPPORTED for an element type other than float or int64,
- * more than VNPU_TENSOR_MAX_RANK dimensions or external data;
+ * more than VNPU_HOST_TENSOR_MAX_RANK dimensions or external data;
  * VNPU_ERROR_OUT_OF_HOST_MEMORY.
  */
-int vnpu_tensor_read_file(const char *path, struct vnpu_tensor *tensor);
+int vnpu_host_tensor_read_file(const char *path, struct vnpu_host_tensor *tensor);
 
 /**
- * vnpu_tensor_write_file() - write a tensor as an ONNX TensorProto file
+ * vnpu_host_tensor_write_file() - write a tensor as an ONNX TensorProto file
  * @path: the file, created or replaced
  * @tensor: the tensor; its @size must match its type and shape
  *
  * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a bad tensor or a file
  * that cannot be written; VNPU_ERROR_OUT_OF_HOST_MEMORY.
  */
-int vnpu_tensor_write_file(const char *path, const struct vnpu_tensor *tensor);
+int vnpu_host_tensor_write_file(const char *path, const struct vnpu_host_tensor *tensor);
 
 /**
- * vnpu_tensor_free() - release the data vnpu_tensor_read_file() allocated
+ * vnpu_host_tensor_free() - release the data vnpu_host_tensor_read_file() allocated
  * @tensor: the tensor; its @data becomes NULL, may be NULL
  */
-void vnpu_tensor_free(struct vnpu_tensor *tensor);
+void vnpu_host_tensor_free(struct vnpu_host_tensor *tensor);
 
 #ifdef __cplusplus
 }

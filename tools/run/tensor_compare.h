@@ -24,7 +24,7 @@
  * Returns 1 when @got matches @want in type, shape and values; otherwise 0
  * with the first difference described in @why.
  */
-static inline int vnpu_tensor_allclose(const struct vnpu_tensor *got, const struct vnpu_tensor *want,
+static inline int vnpu_host_tensor_allclose(const struct vnpu_host_tensor *got, const struct vnpu_host_tensor *want,
 				       double rtol, double atol, char *why, size_t whylen)
 {
 	uint64_t count = 1;

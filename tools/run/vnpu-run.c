@@ -33,7 +33,7 @@ struct dev_run {
 	struct vnpu_graph graph;
 	struct vnpu_stream streams[16];
 	uint32_t num_streams;
-	struct vnpu_tensor in[MAX_IO], out[MAX_IO];
+	struct vnpu_host_tensor in[MAX_IO], out[MAX_IO];
 	struct vnpu_mem_info before, after_load, after_run;
 	int status;
 	uint64_t ns;
@@ -75,7 +75,7 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* A raw file: exactly the bytes the graph's input needs. */
-static int read_raw(const char *path, const struct vnpu_tensor *desc, struct vnpu_tensor *t)
+static int read_raw(const char *path, const struct vnpu_host_tensor *desc, struct vnpu_host_tensor *t)
 {
 	FILE *f = fopen(path, "rb");
 	long size;
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 	const char *inputs[MAX_IO], *checks[MAX_IO], *outdir = NULL, *model;
 	unsigned int ninputs = 0, nchecks = 0, nstreams = 1, ndev = 1, repeat = 1;
 	unsigned long long batch = 0;
-	struct vnpu_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
+	struct vnpu_host_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
 	static struct dev_run runs[MAX_DEVICES];
 	pthread_t threads[MAX_DEVICES];
 	struct vnpu_graph_info info;
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 	/* Inputs first: their batch decides the share of each device. */
 	for (unsigned int i = 0; i < ninputs; i++) {
 		if (ends_with(inputs[i], ".pb")) {
-			status = vnpu_tensor_read_file(inputs[i], &full_in[i]);
+			status = vnpu_host_tensor_read_file(inputs[i], &full_in[i]);
 			if (status != VNPU_SUCCESS) {
 				rc = fail(inputs[i], status);
 				goto out;
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
 		struct dev_run *d = &runs[dv];
 
 		for (uint32_t i = 0; i < info.num_inputs; i++) {
-			struct vnpu_tensor desc;
+			struct vnpu_host_tensor desc;
 
 			vnpu_graph_input_desc(d->graph, i, &desc);
 			if (!full_in[i].data) {
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 			}
 		}
 		for (uint32_t i = 0; i < info.num_outputs; i++) {
-			struct vnpu_tensor desc;
+			struct vnpu_host_tensor desc;
 
 			vnpu_graph_output_desc(d->graph, i, &desc);
 			if (!full_out[i].data) {
@@ -345,20 +345,20 @@ int main(int argc, char **argv)
 			char path[4096];
 
 			snprintf(path, sizeof(path), "%s/output_%u.pb", outdir, i);
-			status = vnpu_tensor_write_file(path, &full_out[i]);
+			status = vnpu_host_tensor_write_file(path, &full_out[i]);
 			if (status != VNPU_SUCCESS)
 				rc = fail(path, status);
 		}
 		if (i < nchecks) {
-			struct vnpu_tensor want;
+			struct vnpu_host_tensor want;
 			char why[256];
 
-			status = vnpu_tensor_read_file(checks[i], &want);
+			status = vnpu_host_tensor_read_file(checks[i], &want);
 			if (status != VNPU_SUCCESS) {
 				rc = fail(checks[i], status);
 				continue;
 			}
-			if (vnpu_tensor_allclose(&full_out[i], &want, VNPU_CMP_RTOL, VNPU_CMP_ATOL,
+			if (vnpu_host_tensor_allclose(&full_out[i], &want, VNPU_CMP_RTOL, VNPU_CMP_ATOL,
 						 why, sizeof(why))) {
 				printf("output %u ('%s'): matches %s\n", i, full_out[i].name, checks[i]);
 			} else {
@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 				       checks[i], why);
 				rc = 1;
 			}
-			vnpu_tensor_free(&want);
+			vnpu_host_tensor_free(&want);
 		}
 	}
 out:
@@ -379,7 +379,7 @@ out:
 			vnpu_ctx_destroy(runs[dv].ctx, 0);
 	}
 	for (uint32_t i = 0; i < MAX_IO; i++) {
-		vnpu_tensor_free(&full_in[i]);
+		vnpu_host_tensor_free(&full_in[i]);
 		free(full_out[i].data);
 	}
 	vnpu_finalize();

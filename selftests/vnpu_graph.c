@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Description: ONNX graphs through the runtime: every kind of bad model
+ * and bad run is refused with its status and a message naming the node
+ * and operator, and leaves the device's memory as it was; a good model
+ * runs, on one and on two streams, and gives back all of its memory.
+ *
+ * The models are generated at build time by tools/onnx/gen-models.py into
+ * build/onnx (run from the repository root).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "../tools/run/tensor_compare.h"
+#include "vnpu.h"
+
+#define MODELS "build/onnx"
+
+FIXTURE(graph) {
+	struct vnpu_context ctx;
+	struct vnpu_stream stream;
+	uint64_t baseline;
+};
+
+static uint64_t used(struct vnpu_context ctx)
+{
+	struct vnpu_mem_info info = { 0 };
+
+	/* Synchronizing releases the staging buffers of finished copies. */
+	vnpu_ctx_synchronize_all(ctx, -1);
+	vnpu_mem_get_info(ctx, &info);
+	return info.process_used;
+}
+
+FIXTURE_SETUP(graph)
+{
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &self->ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0,
+						   &self->stream));
+	/*
+	 * The streams' own buffers (launch arguments, the default stream of
+	 * synchronous copies) exist before the baseline is taken.
+	 */
+	{
+		struct vnpu_kernel k = { .op = VNPU_OP_RELU, .m = 1, .n = 1 };
+		float one = 1.0f;
+		uint64_t p;
+
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 4, 0, &p));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, p, &one, 4));
+		k.a = k.c = p;
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->stream, &k));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->stream, -1));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_free(self->ctx, p));
+	}
+	self->baseline = used(self->ctx);
+}
+
+FIXTURE_TEARDOWN(graph)
+{
+	vnpu_stream_destroy(self->stream, 0);
+	vnpu_ctx_destroy(self->ctx, 0);
+	vnpu_finalize();
+}
+
+/* Loads @name and expects @status with @words in the message, nothing kept. */
+static void expect_refused(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self,
+			   const char *name, int status, const char *const *words)
+{
+	struct vnpu_graph g = { 0 };
+	char path[256];
+	const char *msg;
+
+	snprintf(path, sizeof(path), MODELS "/%s", name);
+	EXPECT_EQ(status, vnpu_graph_load_file(self->ctx, path, NULL, &g));
+	EXPECT_EQ(0, g.handle);
+	msg = vnpu_graph_error_message();
+	TH_LOG("%s: %s", name, msg);
+	for (size_t i = 0; words && words[i]; i++) {
+		EXPECT_NE(NULL, strstr(msg, words[i]))
+			TH_LOG("'%s' missing", words[i]);
+	}
+	EXPECT_EQ(self->baseline, used(self->ctx));
+}
+
+TEST_F(graph, truncated_file_is_an_invalid_model)
+{
+	expect_refused(_metadata, self, "bad/truncated.onnx", VNPU_ERROR_INVALID_MODEL,
+		       (const char *const[]){ "truncated", NULL });
+}
+
+TEST_F(graph, corrupt_file_is_an_invalid_model)
+{
+	expect_refused(_metadata, self, "bad/corrupt.onnx", VNPU_ERROR_INVALID_MODEL,
+		       (const char *const[]){ "protobuf", NULL });
+}
+
+TEST_F(graph, cycle_names_a_node_of_it)
+{
+	expect_refused(_metadata, self, "bad/cycle.onnx", VNPU_ERROR_INVALID_MODEL,
+		       (const char *const[]){ "cycle", "_in_cycle", NULL });
+}
+
+TEST_F(graph, missing_initializer_names_node_and_tensor)
+{
+	expect_refused(_metadata, self, "bad/missing_initializer.onnx", VNPU_ERROR_INVALID_MODEL,
+		       (const char *const[]){ "'needs_w' (MatMul)", "'W'", NULL });
+}
+
+TEST_F(graph, shape_mismatch_names_node_and_op)
+{
+	expect_refused(_metadata, self, "bad/shape_mismatch.onnx", VNPU_ERROR_INVALID_MODEL,
+		       (const char *const[]){ "'mismatch' (MatMul)", "differ", NULL });
+}
+
+TEST_F(graph, unsupported_operator_names_node_and_op)
+{
+	expect_refused(_metadata, self, "bad/unsupported_op.onnx", VNPU_ERROR_NOT_SUPPORTED,
+		       (const char *const[]){ "'hardmax' (Hardmax)", "not supported", NULL });
+}
+
+TEST_F(graph, unsupported_attribute_names_node_and_attribute)
+{
+	expect_refused(_metadata, self, "bad/unsupported_attribute.onnx", VNPU_ERROR_NOT_SUPPORTED,
+		       (const char *const[]){ "'softmax0' (Softmax)", "'axis'", NULL });
+}
+
+TEST_F(graph, missing_file_and_bad_arguments)
+{
+	struct vnpu_graph_options opts = { .flags = 1 };
+	struct vnpu_graph g = { 0 };
+	char byte = 0;
+
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE,
+		  vnpu_graph_load_file(self->ctx, MODELS "/no-such.onnx", NULL, &g));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "no-such.onnx"));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load(self->ctx, NULL, 1, NULL, &g));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load(self->ctx, &byte, 1, &opts, &g));
+	EXPECT_EQ(VNPU_ERROR_INVALID_MODEL, vnpu_graph_load(self->ctx, &byte, 0, NULL, &g));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_graph_destroy(g));
+	EXPECT_EQ(self->baseline, used(self->ctx));
+}
+
+/* The small model: y = x W with W all ones (x 2 x 4). */
+static void small_io(struct vnpu_host_tensor *in, float *x, struct vnpu_host_tensor *out, float *y)
+{
+	memset(in, 0, sizeof(*in));
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < 8; i++)
+		x[i] = (float)i;
+	in->dtype = VNPU_DTYPE_FLOAT;
+	in->rank = 2;
+	in->dims[0] = 2;
+	in->dims[1] = 4;
+	in->data = x;
+	in->size = 32;
+	out->data = y;
+	out->size = 32;
+}
+
+TEST_F(graph, wrong_inputs_at_run_are_refused_and_change_nothing)
+{
+	struct vnpu_host_tensor in, out;
+	struct vnpu_graph g;
+	float x[8], y[8];
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, MODELS "/bad/small.onnx", NULL, &g));
+	small_io(&in, x, &out, y);
+
+	in.dims[1] = 3;
+	in.size = 24;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "shape [2,3]"));
+	small_io(&in, x, &out, y);
+	in.dtype = VNPU_DTYPE_INT64;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "element type"));
+	small_io(&in, x, &out, y);
+	in.size = 16;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	small_io(&in, x, &out, y);
+	out.size = 16;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "output 0"));
+	small_io(&in, x, &out, y);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_run(g, &self->stream, 2, &in, &out));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_run(g, NULL, 1, &in, &out));
+
+	/* After all that, a good run works and gives the right answer. */
+	memset(y, 0, sizeof(y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	for (int r = 0; r < 2; r++)
+		for (int c = 0; c < 4; c++)
+			EXPECT_EQ(x[r * 4] + x[r * 4 + 1] + x[r * 4 + 2] + x[r * 4 + 3], y[r * 4 + c]);
+	EXPECT_EQ(2, out.rank);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_graph_destroy(g));
+	EXPECT_EQ(self->baseline, used(self->ctx));
+}
+
+TEST_F(graph, stream_of_another_context_is_refused)
+{
+	struct vnpu_host_tensor in, out;
+	struct vnpu_context other;
+	struct vnpu_stream s;
+	struct vnpu_graph g;
+	float x[8], y[8];
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, MODELS "/bad/small.onnx", NULL, &g));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(0, 0, &other));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(other, VNPU_PRIORITY_NORMAL, 0, &s));
+	small_io(&in, x, &out, y);
+	EXPECT_EQ(VNPU_ERROR_WRONG_CONTEXT, vnpu_graph_run(g, &s, 1, &in, &out));
+	vnpu_stream_destroy(s, 0);
+	vnpu_ctx_destroy(other, 0);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+	EXPECT_EQ(self->baseline, used(self->ctx));
+}
+
+TEST_F(graph, load_that_runs_out_of_device_memory_unwinds)
+{
+	struct vnpu_graph_options opts = { .workspaces = 8 };
+	struct vnpu_graph g = { 0 };
+	int status;
+
+	/* The weights fit, the eight workspaces do not. */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_mem_set_soft_limit(self->ctx, self->baseline + 100000));
+	status = vnpu_graph_load_file(self->ctx, MODELS "/mlp.onnx", &opts, &g);
+	EXPECT_TRUE(status == VNPU_ERROR_QUOTA_EXCEEDED || status == VNPU_ERROR_OUT_OF_DEVICE_MEMORY)
+		TH_LOG("%s", vnpu_status_name(status));
+	TH_LOG("%s", vnpu_graph_error_message());
+	EXPECT_EQ(0, g.handle);
+	EXPECT_EQ(self->baseline, used(self->ctx));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_mem_set_soft_limit(self->ctx, UINT64_MAX));
+}
+
+/* Runs @model with its generated test data on @streams streams. */
+static void run_model(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self,
+		      const char *model, uint32_t streams)
+{
+	struct vnpu_graph_options opts = { .streams = streams };
+	struct vnpu_host_tensor in, want, got;
+	struct vnpu_graph_memory mem;
+	struct vnpu_stream s[2] = { self->stream };
+	struct vnpu_graph g;
+	char path[256], why[256];
+
+	if (streams > 1)
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, 0, 0, &s[1]));
+	snprintf(path, sizeof(path), MODELS "/%s.onnx", model);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_memory_report(g, &mem));
+	/* The arena is never above the naive sum nor below the lower bound. */
+	EXPECT_LE(mem.lower_bound, mem.arena_bytes);
+	EXPECT_LE(mem.arena_bytes, mem.naive_bytes);
+	EXPECT_EQ(mem.static_allocated + mem.dynamic_allocated, mem.total_allocated);
+	snprintf(path, sizeof(path), MODELS "/%s/test_data_set_0/input_0.pb", model);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_host_tensor_read_file(path, &in));
+	snprintf(path, sizeof(path), MODELS "/%s/test_data_set_0/output_0.pb", model);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_host_tensor_read_file(path, &want));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_output_desc(g, 0, &got));
+	got.data = calloc(1, got.size);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, s, streams, &in, &got));
+	EXPECT_TRUE(vnpu_host_tensor_allclose(&got, &want, VNPU_CMP_RTOL, VNPU_CMP_ATOL, why,
+					      sizeof(why))) TH_LOG("%s", why);
+	/* The device's memory use is what the report says, and goes back. */
+	EXPECT_LE(self->baseline + mem.total_allocated, used(self->ctx));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+	if (streams > 1)
+		vnpu_stream_destroy(s[1], 0);
+	EXPECT_EQ(self->baseline, used(self->ctx));
+	free(got.data);
+	vnpu_host_tensor_free(&in);
+	vnpu_host_tensor_free(&want);
+}
+
+TEST_F(graph, mlp_matches_numpy)
+{
+	run_model(_metadata, self, "mlp", 1);
+}
+
+TEST_F(graph, branches_on_two_streams_match_numpy)
+{
+	run_model(_metadata, self, "branches", 2);
+}
+
+TEST_HARNESS_MAIN

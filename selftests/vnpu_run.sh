@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Description: vnpu-run on the generated models (build/onnx): outputs match
+# numpy's on one stream, on two streams and split across two devices,
+# --output-dir writes TensorProto files that match too, the memory report
+# has its four lines, and a bad model or input is refused with status 1.
+# kselftest TAP.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+run=build/bin/vnpu-run
+m=build/onnx
+n=0 pass=0 fail=0
+out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
+trap 'rm -rf "$out"' EXIT
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		pass=$((pass + 1)); echo "ok $n $2"
+	else
+		fail=$((fail + 1)); echo "not ok $n $2"
+	fi
+}
+check() {	# LABEL MODEL ARGS...: runs and checks against the model's test data
+	local label=$1 model=$2
+	shift 2
+	$run "$m/$model.onnx" --input "$m/$model/test_data_set_0/input_0.pb" \
+		--check-outputs "$m/$model/test_data_set_0/output_0.pb" "$@" >"$out/log" 2>&1
+	local rc=$?
+	sed 's/^/# /' "$out/log"
+	[ $rc = 0 ] && grep -q "matches" "$out/log"
+	ok $? "$label"
+}
+
+echo "TAP version 13"
+echo "1..9"
+check mlp-one-stream mlp
+check branches-two-streams branches --streams 2
+check mlp-split-across-two-devices mlp --devices 2
+check mlp-memory-report mlp --memory-report
+rc=0
+for w in static: dynamic: total: device:; do grep -q "^  $w" "$out/log" || rc=1; done
+ok $rc memory-report-has-static-dynamic-total-device
+$run $m/branches.onnx --input $m/branches/test_data_set_0/input_0.pb --output-dir "$out" \
+	>/dev/null && [ -s "$out/output_0.pb" ] &&
+	$run $m/branches.onnx --input $m/branches/test_data_set_0/input_0.pb \
+	--check-outputs "$out/output_0.pb" >/dev/null
+ok $? output-dir-writes-tensorproto-files
+$run $m/bad/cycle.onnx --input $m/mlp/test_data_set_0/input_0.pb >"$out/log" 2>&1
+rc=$?
+sed 's/^/# /' "$out/log"
+[ $rc = 1 ] && grep -q "cycle" "$out/log"
+ok $? bad-model-is-refused
+$run $m/mlp.onnx --input $m/branches/test_data_set_0/output_0.pb >"$out/log" 2>&1
+rc=$?
+sed 's/^/# /' "$out/log"
+[ $rc = 1 ] && grep -q "shape" "$out/log"
+ok $? input-of-the-wrong-shape-is-refused
+$run $m/mlp.onnx --input $m/mlp/test_data_set_0/input_0.pb \
+	--check-outputs $m/branches/test_data_set_0/output_0.pb >"$out/log" 2>&1
+rc=$?
+sed 's/^/# /' "$out/log"
+[ $rc = 1 ] && grep -q "MISMATCH" "$out/log"
+ok $? wrong-expected-output-is-a-mismatch
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+[ $fail = 0 ]
