@@ -338,9 +338,12 @@ TEST_F(ops, unary_against_reference)
 					TH_LOG("op %#x x=%g: %.9g want %.9g", ops[o], x, got, want);
 			}
 		EXPECT_EQ(0, bad);
+		/* Small arguments of tanh keep their relative precision. */
+		for (uint32_t j = 2; j < 5 && ops[o] == DRM_VNPU_OP_T_TANH; j++) {
+			EXPECT_TRUE(close_enough(c[j], tanh(edges[j]), 0, 1e-6))
+				TH_LOG("tanh(%g) = %g", edges[j], c[j]);
+		}
 	}
-	/* Small arguments keep their relative precision. */
-	EXPECT_TRUE(close_enough(c[1 * 1500 + 2], tanh(1e-8), 0, 1e-6)) TH_LOG("%g", c[1502]);
 }
 
 /* COPY: any permutation, bit exact (NaN payloads kept), and an expand. */

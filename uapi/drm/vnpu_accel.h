@@ -643,7 +643,7 @@ struct drm_vnpu_kernel_args {
 /* Most dimensions of a tensor operator. */
 #define DRM_VNPU_TENSOR_MAX_DIMS 6
 /* Most points of the iteration space of one tensor operator (2^40). */
-#define DRM_VNPU_TENSOR_MAX_POINTS (1ULL << 40)
+#define DRM_VNPU_TENSOR_MAX_POINTS 0x10000000000ULL
 /* &drm_vnpu_tensor_args.flags of AVGPOOL: padding counts in the divisor. */
 #define DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
 /* Size of the first version of &struct drm_vnpu_tensor_args (1.4). */
@@ -737,21 +737,21 @@ struct drm_vnpu_tensor_norm {
  * dimension of size above 1) for the elementwise operators, SOFTMAX and
  * BATCHNORM; otherwise C may not overlap the span of A or of B.
  *
- * ============  =================================================  =====
- * op            computes, for every index i of the iteration space  B
- * ============  =================================================  =====
- * T_COPY        C[i] = A[i] (any 4-byte elements, bit exact)        --
- * T_ADD .. MIN  C[i] = A[i] op B[i] (2)                             yes
- * T_RELU        C[i] = max(A[i], 0)                                 --
- * T_SIGMOID     C[i] = 1 / (1 + exp(-A[i]))                         --
- * T_TANH        C[i] = tanh(A[i])                                   --
- * T_EXP         C[i] = exp(A[i])                                    --
- * T_REDUCE_SUM  C[o] = sum of A[i] over the axes in @axes (1)       --
- * T_REDUCE_MEAN the sum divided by the number of reduced elements   --
- * T_REDUCE_MAX  C[o] = max of A[i] over the axes in @axes           --
- * T_SOFTMAX     C[i] = exp(A[i] - max) / sum of exp over @axes      --
- * T_DOT         C[o] = sum of A[i] * B[i] over the axes in @axes    yes
- * ============  =================================================  =====
+ * ==============  ================================================  =====
+ * op              computes, for every index i                       B
+ * ==============  ================================================  =====
+ * T_COPY          C[i] = A[i] (any 4-byte elements, bit exact)      --
+ * T_ADD .. T_MIN  C[i] = A[i] op B[i] (2)                           yes
+ * T_RELU          C[i] = max(A[i], 0)                               --
+ * T_SIGMOID       C[i] = 1 / (1 + exp(-A[i]))                       --
+ * T_TANH          C[i] = tanh(A[i])                                 --
+ * T_EXP           C[i] = exp(A[i])                                  --
+ * T_REDUCE_SUM    C[o] = sum of A[i] over the axes in @axes (1)     --
+ * T_REDUCE_MEAN   the sum divided by the number of summed elements  --
+ * T_REDUCE_MAX    C[o] = max of A[i] over the axes in @axes         --
+ * T_SOFTMAX       C[i] = exp(A[i] - max) / sum of exp over @axes    --
+ * T_DOT           C[o] = sum of A[i] * B[i] over the axes in @axes  yes
+ * ==============  ================================================  =====
  *
  * (1) o is i with the axes in @axes removed: C has stride 0 on them, so
  * ``keepdims`` is only a matter of the shape the caller gives C. @axes is
