@@ -120,6 +120,18 @@ int gb_set_shape(struct gtensor *t, int dtype, uint32_t rank, const int64_t *dim
 	return 1;
 }
 
+int gstep_operands(const struct gstep *st, const struct goperand **ops)
+{
+	int n = 0;
+
+	ops[n++] = &st->a;
+	ops[n++] = &st->b;
+	for (int i = 0; i < 4; i++)
+		ops[n++] = &st->norm[i];
+	ops[n++] = &st->c;
+	return n;
+}
+
 /* --- building ----------------------------------------------------------------- */
 
 static int find_tensor(const struct gbuild *b, const char *name)
@@ -754,9 +766,10 @@ static int plan_arena(struct gbuild *b, struct graph_obj *g, unsigned int strate
 			t[i].last = t[i].producer + 1;
 		}
 	for (size_t s = 0; s < b->num_steps; s++) {
-		const struct goperand *ops[3] = { &b->steps[s].a, &b->steps[s].b, &b->steps[s].c };
+		const struct goperand *ops[8];
+		int nops = gstep_operands(&b->steps[s], ops);
 
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < nops; k++) {
 			int r;
 
 			if (ops[k]->tensor < 0)
@@ -812,12 +825,12 @@ static int plan_arena(struct gbuild *b, struct graph_obj *g, unsigned int strate
 static int node_uses(const struct graph_obj *g, size_t node, int root)
 {
 	for (size_t s = g->node_first_step[node]; s < g->node_first_step[node + 1]; s++) {
-		const struct gstep *st = &g->steps[s];
+		const struct goperand *ops[8];
+		int nops = gstep_operands(&g->steps[s], ops);
 
-		if ((st->a.tensor >= 0 && root_of(g->tensors, st->a.tensor) == root) ||
-		    (st->b.tensor >= 0 && root_of(g->tensors, st->b.tensor) == root) ||
-		    (st->c.tensor >= 0 && root_of(g->tensors, st->c.tensor) == root))
-			return 1;
+		for (int k = 0; k < nops; k++)
+			if (ops[k]->tensor >= 0 && root_of(g->tensors, ops[k]->tensor) == root)
+				return 1;
 	}
 	return 0;
 }
@@ -887,9 +900,10 @@ static int assign_lanes(struct graph_obj *g, uint32_t lanes)
 	}
 	for (size_t i = 0; i < n && lanes > 1; i++) {
 		for (size_t s = g->node_first_step[i]; s < g->node_first_step[i + 1]; s++) {
-			const struct goperand *ops[3] = { &g->steps[s].a, &g->steps[s].b, &g->steps[s].c };
+			const struct goperand *ops[8];
+			int nops = gstep_operands(&g->steps[s], ops);
 
-			for (int k = 0; k < 3; k++) {
+			for (int k = 0; k < nops; k++) {
 				int r;
 
 				if (ops[k]->tensor < 0)
@@ -899,7 +913,7 @@ static int assign_lanes(struct graph_obj *g, uint32_t lanes)
 				if (t[r].producer >= 0 && (size_t)t[r].producer < i)
 					add_dep(g, i, (size_t)t[r].producer);
 				/* Earlier users of arena memory this node writes. */
-				if (k == 2 && t[r].cls == GT_INTER) {
+				if (k == nops - 1 && t[r].cls == GT_INTER) {
 					for (size_t y = 0; y < g->num_tensors; y++) {
 						if (t[y].cls != GT_INTER || (int)y == r ||
 						    t[y].last > t[r].first ||
@@ -1022,7 +1036,7 @@ static int allocate(struct graph_obj *g, uint32_t lanes)
 static int graph_build(struct graph_obj *g, const void *data, size_t size,
 		       const struct vnpu_graph_options *opts)
 {
-	struct gbuild b = { .one_tensor = -1, .batch = opts->batch };
+	struct gbuild b = { .batch = opts->batch };
 	Onnx__ModelProto *model;
 	size_t *order = NULL;
 	int status;
@@ -1380,6 +1394,18 @@ static int run_step(const struct graph_obj *g, const struct gworkspace *ws,
 	if (st->kind == GSTEP_COPY)
 		return vnpu_memcpy_dtod_async(s, operand_addr(g, ws, &st->c),
 					      operand_addr(g, ws, &st->a), st->copy_bytes);
+	if (st->kind == GSTEP_TENSOR) {
+		struct vnpu_tensor t = st->t;
+
+		t.a = operand_addr(g, ws, &st->a);
+		t.b = operand_addr(g, ws, &st->b);
+		t.c = operand_addr(g, ws, &st->c);
+		t.norm.scale = operand_addr(g, ws, &st->norm[0]);
+		t.norm.bias = operand_addr(g, ws, &st->norm[1]);
+		t.norm.mean = operand_addr(g, ws, &st->norm[2]);
+		t.norm.var = operand_addr(g, ws, &st->norm[3]);
+		return vnpu_launch_tensor(s, &t);
+	}
 	{
 		struct vnpu_kernel k = st->k;
 

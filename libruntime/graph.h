@@ -43,6 +43,7 @@ struct gtensor {
 enum gstep_kind {
 	GSTEP_KERNEL = 1,
 	GSTEP_COPY,
+	GSTEP_TENSOR,
 };
 
 /* An operand: a tensor (resolved to its storage at run) and a byte offset. */
@@ -55,10 +56,15 @@ struct goperand {
 struct gstep {
 	int kind;
 	int node;
-	struct vnpu_kernel k;	/* a, b, c filled at run from the operands */
+	struct vnpu_kernel k;	/* GSTEP_KERNEL: a, b, c filled at run from the operands */
+	struct vnpu_tensor t;	/* GSTEP_TENSOR: likewise, and norm's arrays */
 	struct goperand a, b, c;
+	struct goperand norm[4];	/* BATCHNORM: scale, bias, mean, var */
 	uint64_t copy_bytes;	/* GSTEP_COPY: bytes from a to c */
 };
+
+/* The operands of @st, inputs first, its output C last; returns the count. */
+int gstep_operands(const struct gstep *st, const struct goperand **ops);
 
 /* What the operator mapping sees of the model being built. */
 struct gbuild {
@@ -68,7 +74,6 @@ struct gbuild {
 	size_t num_tensors, cap_tensors;
 	struct gstep *steps;
 	size_t num_steps, cap_steps;
-	int one_tensor;		/* a static 1.0f used to scale by GEMM, -1 until needed */
 	uint64_t batch;
 };
 
@@ -90,8 +95,6 @@ int node_fail(const struct gnode *n, int status, const char *fmt, ...)
 
 /* Maps one node: checks it, sets its outputs' shapes and emits its steps. */
 int graph_map_node(struct gbuild *b, struct gnode *n);
-/* Whether op_type names an operator the mapping knows (for error texts). */
-int graph_op_known(const char *op_type);
 
 /* Helpers of the mapping, in graph.c. */
 int gb_new_tensor(struct gbuild *b, const char *name, int *id);

@@ -164,58 +164,9 @@ static int launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint
 	st.a = (struct goperand){ ta, oa * 4 };
 	st.b = (struct goperand){ tb, ob * 4 };
 	st.c = (struct goperand){ tc, oc * 4 };
+	for (int i = 0; i < 4; i++)
+		st.norm[i] = (struct goperand){ -1, 0 };
 	return gb_add_step(b, &st);
-}
-
-static int copy(struct gbuild *b, const struct gnode *n, int src, uint64_t so, int dst,
-		uint64_t dof, uint64_t count)
-{
-	struct gstep st = { .kind = GSTEP_COPY, .node = n->index, .copy_bytes = count * 4 };
-
-	st.a = (struct goperand){ src, so * 4 };
-	st.b = (struct goperand){ -1, 0 };
-	st.c = (struct goperand){ dst, dof * 4 };
-	return gb_add_step(b, &st);
-}
-
-/* Splits @count elements into rows of at most MAX_DIM. */
-static int flat_mn(uint64_t count, uint64_t *m, uint64_t *nn)
-{
-	if (count <= MAX_DIM) {
-		*m = 1;
-		*nn = count;
-		return 1;
-	}
-	for (uint64_t c = MAX_DIM; c > MAX_DIM / 2; c--)
-		if (count % c == 0 && count / c <= MAX_DIM) {
-			*m = count / c;
-			*nn = c;
-			return 1;
-		}
-	return 0;
-}
-
-/* The static 1.0f that GEMM multiplies by to scale (C = alpha * A * 1). */
-static int one_tensor(struct gbuild *b)
-{
-	static const float one = 1.0f;
-	int64_t dims[1] = { 1 };
-
-	if (b->one_tensor < 0 &&
-	    gb_add_weight(b, "\x01one", VNPU_DTYPE_FLOAT, 1, dims, &one, &b->one_tensor))
-		return -1;
-	return b->one_tensor;
-}
-
-/* out = alpha * in, on @count elements, by a GEMM with k = 1. */
-static int scale(struct gbuild *b, const struct gnode *n, int in, int out, uint64_t count,
-		 float alpha)
-{
-	int one = one_tensor(b);
-
-	if (one < 0)
-		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	return launch(b, n, VNPU_OP_GEMM, 0, count, 1, 1, alpha, 0.0f, in, 0, one, 0, out, 0);
 }
 
 static uint64_t prod(const int64_t *dims, uint32_t from, uint32_t to)
@@ -294,26 +245,6 @@ static int get_axes(struct gbuild *b, const struct gnode *n, int64_t input_opset
 
 /* --- operators ------------------------------------------------------------------ */
 
-static int op_unary(struct gbuild *b, struct gnode *n)
-{
-	const char *op = n->np->op_type;
-	enum vnpu_op kop = !strcmp(op, "Relu") ? VNPU_OP_RELU : VNPU_OP_EXP;
-	struct gtensor *x;
-	uint64_t m, nn;
-	int status;
-
-	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
-		return status;
-	x = T(b, n, 0);
-	if (!flat_mn(x->count, &m, &nn))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "tensor too large");
-	status = set_out(b, n, 0, x->rank, x->dims);
-	if (status == VNPU_SUCCESS)
-		status = launch(b, n, kop, 0, m, nn, 0, 0, 0, n->in[0], 0, -1, 0, n->out[0], 0);
-	return status;
-}
-
 static int broadcast_shape(const struct gnode *n, const struct gtensor *a, const struct gtensor *c,
 			   uint32_t *rank, int64_t *dims)
 {
@@ -335,28 +266,180 @@ static int broadcast_shape(const struct gnode *n, const struct gtensor *a, const
 	return VNPU_SUCCESS;
 }
 
-/* Whether @t, broadcast to (@rank, @dims), is a row repeated: [1..1, last dims]. */
-static int is_row_of(const struct gtensor *t, uint32_t rank, const int64_t *dims)
-{
-	uint32_t lead = rank - t->rank, i = 0;
+/* --- N-d tensor operators (uAPI 1.4) ------------------------------------------------ */
 
-	/* Leading ones of t, then the same trailing dims as the output. */
-	while (i < t->rank && t->dims[i] == 1 && t->count < prod(dims, 0, rank))
-		i++;
-	for (uint32_t j = i; j < t->rank; j++)
-		if (t->dims[j] != dims[lead + j])
-			return 0;
-	return 1;
+#define TDIMS VNPU_TENSOR_MAX_DIMS
+
+/* Row-major element strides of @dims. */
+static void dense(const int64_t *dims, uint32_t rank, uint64_t *st)
+{
+	uint64_t s = 1;
+
+	for (uint32_t i = rank; i-- > 0;) {
+		st[i] = s;
+		s *= (uint64_t)dims[i];
+	}
 }
 
-static int op_binary(struct gbuild *b, struct gnode *n)
+/* Strides of @t read as the shape (@rank, @dims) it broadcasts to. */
+static void bcast(const struct gtensor *t, uint32_t rank, const int64_t *dims, uint64_t *st)
+{
+	uint64_t own[VNPU_HOST_TENSOR_MAX_RANK];
+
+	dense(t->dims, t->rank, own);
+	for (uint32_t i = 0; i < rank; i++) {
+		int j = (int)i - (int)(rank - t->rank);
+
+		st[i] = j < 0 || (t->dims[j] == 1 && dims[i] != 1) ? 0 : own[j];
+	}
+}
+
+/* One N-d launch: operands, iteration space and strides (elements). */
+struct tlaunch {
+	enum vnpu_op op;
+	uint32_t flags;
+	uint32_t rank;
+	int64_t shape[VNPU_HOST_TENSOR_MAX_RANK];
+	uint32_t axes;
+	int ta, tb, tc;
+	uint64_t oa, oc;	/* element offsets */
+	uint64_t sa[VNPU_HOST_TENSOR_MAX_RANK], sb[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t sc[VNPU_HOST_TENSOR_MAX_RANK];
+	int norm[4];		/* BATCHNORM: scale, bias, mean, var */
+	struct vnpu_tensor_window window;
+	float epsilon;
+	uint32_t norm_axis;
+	uint32_t out_rank;	/* strides of C given for the window operators */
+};
+
+/*
+ * Drops dimensions of size 1 and merges neighbours that every operand
+ * walks contiguously, until the launch has at most TDIMS dimensions.
+ */
+static void coalesce(struct tlaunch *l)
+{
+	uint32_t r = 0, axes = 0;
+
+	for (uint32_t i = 0; i < l->rank; i++) {
+		uint32_t red = (l->axes >> i) & 1;
+
+		if (l->shape[i] == 1 && !red)
+			continue;
+		if (r > 0 && ((axes >> (r - 1)) & 1) == red &&
+		    (uint64_t)l->shape[r - 1] * (uint64_t)l->shape[i] <= MAX_DIM &&
+		    l->sa[r - 1] == l->sa[i] * (uint64_t)l->shape[i] &&
+		    l->sb[r - 1] == l->sb[i] * (uint64_t)l->shape[i] &&
+		    l->sc[r - 1] == l->sc[i] * (uint64_t)l->shape[i]) {
+			l->shape[r - 1] *= l->shape[i];
+			l->sa[r - 1] = l->sa[i];
+			l->sb[r - 1] = l->sb[i];
+			l->sc[r - 1] = l->sc[i];
+			continue;
+		}
+		l->shape[r] = l->shape[i];
+		l->sa[r] = l->sa[i];
+		l->sb[r] = l->sb[i];
+		l->sc[r] = l->sc[i];
+		axes |= red << r;
+		r++;
+	}
+	if (!r) {
+		l->shape[0] = 1;
+		l->sa[0] = l->sb[0] = l->sc[0] = 0;
+		r = 1;
+	}
+	l->rank = r;
+	l->axes = axes;
+}
+
+static int tlaunch_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
+{
+	struct gstep st = { .kind = GSTEP_TENSOR, .node = n->index };
+	int window = l->op == VNPU_OP_T_IM2COL || l->op == VNPU_OP_T_MAXPOOL ||
+		     l->op == VNPU_OP_T_AVGPOOL;
+	uint32_t crank;
+
+	if (!window && l->op != VNPU_OP_T_BATCHNORM)
+		coalesce(l);
+	crank = window ? l->out_rank : l->rank;
+	if (l->rank > TDIMS || crank > TDIMS)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "%u dimensions, the device's tensor operators take at most %d",
+				 l->rank > crank ? l->rank : crank, TDIMS);
+	for (uint32_t i = 0; i < l->rank; i++)
+		if (!l->shape[i] || (uint64_t)l->shape[i] > MAX_DIM || l->sa[i] > UINT32_MAX ||
+		    l->sb[i] > UINT32_MAX)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "dimension %lld outside the device's 1..%u",
+					 (long long)l->shape[i], MAX_DIM);
+	for (uint32_t i = 0; i < crank; i++)
+		if (l->sc[i] > UINT32_MAX)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "output too large");
+	st.t.op = l->op;
+	st.t.flags = l->flags;
+	st.t.ndim = l->rank;
+	st.t.axes = l->axes;
+	for (uint32_t i = 0; i < l->rank; i++) {
+		st.t.shape[i] = (uint32_t)l->shape[i];
+		st.t.stride_a[i] = (uint32_t)l->sa[i];
+		st.t.stride_b[i] = l->tb >= 0 ? (uint32_t)l->sb[i] : 0;
+	}
+	for (uint32_t i = 0; i < crank; i++)
+		st.t.stride_c[i] = (uint32_t)l->sc[i];
+	st.t.window = l->window;
+	st.t.norm.epsilon = l->epsilon;
+	st.t.norm.axis = l->norm_axis;
+	st.a = (struct goperand){ l->ta, l->oa * 4 };
+	st.b = (struct goperand){ l->tb, 0 };
+	st.c = (struct goperand){ l->tc, l->oc * 4 };
+	for (int i = 0; i < 4; i++)
+		st.norm[i] = (struct goperand){ l->op == VNPU_OP_T_BATCHNORM ? l->norm[i] : -1, 0 };
+	return gb_add_step(b, &st);
+}
+
+static void tl_init(struct tlaunch *l, enum vnpu_op op, uint32_t rank, const int64_t *shape)
+{
+	memset(l, 0, sizeof(*l));
+	l->op = op;
+	l->rank = rank;
+	memcpy(l->shape, shape, rank * sizeof(*shape));
+	l->ta = l->tb = l->tc = -1;
+	for (int i = 0; i < 4; i++)
+		l->norm[i] = -1;
+}
+
+static int op_unary_t(struct gbuild *b, struct gnode *n)
 {
 	const char *op = n->np->op_type;
-	enum vnpu_op kop = !strcmp(op, "Add") ? VNPU_OP_ADD : !strcmp(op, "Sub") ? VNPU_OP_SUB :
-			   !strcmp(op, "Mul") ? VNPU_OP_MUL : VNPU_OP_DIV;
-	struct gtensor *a, *c;
+	enum vnpu_op kop = !strcmp(op, "Relu") ? VNPU_OP_T_RELU : !strcmp(op, "Exp") ? VNPU_OP_T_EXP :
+			   !strcmp(op, "Sigmoid") ? VNPU_OP_T_SIGMOID : VNPU_OP_T_TANH;
+	struct tlaunch l;
+	struct gtensor *x;
+	int status;
+
+	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 1, 1)) ||
+	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+		return status;
+	x = T(b, n, 0);
+	status = set_out(b, n, 0, x->rank, x->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	tl_init(&l, kop, x->rank, x->dims);
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	dense(x->dims, x->rank, l.sa);
+	dense(x->dims, x->rank, l.sc);
+	return tlaunch_emit(b, n, &l);
+}
+
+static int op_binary_t(struct gbuild *b, struct gnode *n)
+{
+	const char *op = n->np->op_type;
+	enum vnpu_op kop = !strcmp(op, "Add") ? VNPU_OP_T_ADD : !strcmp(op, "Sub") ? VNPU_OP_T_SUB :
+			   !strcmp(op, "Mul") ? VNPU_OP_T_MUL : !strcmp(op, "Div") ? VNPU_OP_T_DIV :
+			   !strcmp(op, "Max") ? VNPU_OP_T_MAX : VNPU_OP_T_MIN;
 	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
-	uint64_t count, m, nn;
+	struct tlaunch l;
 	uint32_t rank;
 	int status;
 
@@ -364,50 +447,69 @@ static int op_binary(struct gbuild *b, struct gnode *n)
 	    (status = need_float(b, n, 0)) || (status = need_float(b, n, 1)) ||
 	    (status = single_output(n)))
 		return status;
-	a = T(b, n, 0);
-	c = T(b, n, 1);
-	status = broadcast_shape(n, a, c, &rank, dims);
+	status = broadcast_shape(n, T(b, n, 0), T(b, n, 1), &rank, dims);
 	if (status == VNPU_SUCCESS)
 		status = set_out(b, n, 0, rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	count = prod(dims, 0, rank);
-	if (a->count == count && c->count == count) {
-		if (!flat_mn(count, &m, &nn))
-			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "tensor too large");
-		return launch(b, n, kop, 0, m, nn, 0, 0, 0, n->in[0], 0, n->in[1], 0, n->out[0], 0);
-	}
-	/* A bias row added to every row: BIAS_ADD. */
-	if (kop == VNPU_OP_ADD && (a->count == count || c->count == count)) {
-		int full = a->count == count ? n->in[0] : n->in[1];
-		struct gtensor *row = a->count == count ? c : a;
-
-		if (is_row_of(row, rank, dims))
-			return launch(b, n, VNPU_OP_BIAS_ADD, 0, count / row->count, row->count, 0,
-				      0, 0, full, 0, row == a ? n->in[0] : n->in[1], 0,
-				      n->out[0], 0);
-	}
-	/* A product with a scalar: a GEMM with k = 1. */
-	if (kop == VNPU_OP_MUL && (a->count == 1 || c->count == 1) && count <= MAX_DIM) {
-		int full = a->count == 1 ? n->in[1] : n->in[0];
-		int scalar = a->count == 1 ? n->in[0] : n->in[1];
-
-		return launch(b, n, VNPU_OP_GEMM, 0, count, 1, 1, 1.0f, 0.0f, full, 0, scalar, 0,
-			      n->out[0], 0);
-	}
-	{
-		char sa[96], sc[96];
-
-		shape_str(a, sa, sizeof(sa));
-		shape_str(c, sc, sizeof(sc));
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "broadcasting %s with %s needs a broadcasting device operator", sa, sc);
-	}
+	tl_init(&l, kop, rank, dims);
+	l.ta = n->in[0];
+	l.tb = n->in[1];
+	l.tc = n->out[0];
+	bcast(T(b, n, 0), rank, dims, l.sa);
+	bcast(T(b, n, 1), rank, dims, l.sb);
+	dense(dims, rank, l.sc);
+	return tlaunch_emit(b, n, &l);
 }
 
-static int op_softmax(struct gbuild *b, struct gnode *n)
+static int op_transpose(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "perm", NULL };
+	const Onnx__AttributeProto *a = attr(n, "perm");
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK], perm[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t in_st[VNPU_HOST_TENSOR_MAX_RANK];
+	struct tlaunch l;
+	struct gtensor *x;
+	int status;
+
+	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 1)) ||
+	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+		return status;
+	x = T(b, n, 0);
+	if (a && a->n_ints != x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "perm of %zu axes for rank %u",
+				 a->n_ints, x->rank);
+	for (uint32_t i = 0; i < x->rank; i++)
+		perm[i] = a ? a->ints[i] : (int64_t)(x->rank - 1 - i);
+	{
+		int64_t sorted[VNPU_HOST_TENSOR_MAX_RANK];
+
+		status = norm_axes(n, perm, x->rank, x->rank, sorted);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	dense(x->dims, x->rank, in_st);
+	tl_init(&l, VNPU_OP_T_COPY, x->rank, x->dims);
+	for (uint32_t i = 0; i < x->rank; i++) {
+		int64_t p = perm[i] < 0 ? perm[i] + x->rank : perm[i];
+
+		dims[i] = x->dims[p];
+		l.sa[i] = in_st[p];
+	}
+	status = set_out(b, n, 0, x->rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	memcpy(l.shape, dims, sizeof(dims));
+	dense(dims, x->rank, l.sc);
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	return tlaunch_emit(b, n, &l);
+}
+
+static int op_softmax_t(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
+	struct tlaunch l;
 	struct gtensor *x;
 	int64_t axis;
 	int status;
@@ -417,62 +519,82 @@ static int op_softmax(struct gbuild *b, struct gnode *n)
 		return status;
 	x = T(b, n, 0);
 	axis = attr_int(n, "axis", b->opset >= 13 ? -1 : 1);
-	if (axis < -(int64_t)x->rank || axis >= (int64_t)x->rank || !x->rank)
+	if (!x->rank || axis < -(int64_t)x->rank || axis >= (int64_t)x->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range", (long long)axis);
 	if (axis < 0)
 		axis += x->rank;
-	/* Before opset 13 the input is a 2-D matrix split at axis; from 13 axis alone. */
-	if (b->opset >= 13 && axis != (int64_t)x->rank - 1)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "attribute 'axis' = %lld: only the last axis is supported",
-				 (long long)attr_int(n, "axis", -1));
 	status = set_out(b, n, 0, x->rank, x->dims);
-	if (status == VNPU_SUCCESS)
-		status = launch(b, n, VNPU_OP_SOFTMAX, 0, prod(x->dims, 0, (uint32_t)axis),
-				prod(x->dims, (uint32_t)axis, x->rank), 0, 0, 0, n->in[0], 0, -1, 0,
-				n->out[0], 0);
-	return status;
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (b->opset >= 13) {
+		tl_init(&l, VNPU_OP_T_SOFTMAX, x->rank, x->dims);
+		l.axes = 1u << axis;
+	} else {
+		/* Before opset 13: the 2-D view [prod(:axis), prod(axis:)]. */
+		int64_t two[2] = { (int64_t)prod(x->dims, 0, (uint32_t)axis),
+				   (int64_t)prod(x->dims, (uint32_t)axis, x->rank) };
+
+		tl_init(&l, VNPU_OP_T_SOFTMAX, 2, two);
+		l.axes = 2;
+	}
+	dense(l.shape, l.rank, l.sa);
+	dense(l.shape, l.rank, l.sc);
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	return tlaunch_emit(b, n, &l);
 }
 
-/* Sum or max of rows of @n elements into @out (a vector of @m), then the mean. */
-static int reduce_rows(struct gbuild *b, const struct gnode *n, int mean, int max,
-		       uint64_t m, uint64_t nn)
+static int reduce_t(struct gbuild *b, struct gnode *n, enum vnpu_op op, const int64_t *axes,
+		    size_t count, int keep)
 {
-	int tmp, status;
+	int64_t kept[VNPU_HOST_TENSOR_MAX_RANK], dims[VNPU_HOST_TENSOR_MAX_RANK];
+	struct gtensor *x = T(b, n, 0);
+	struct tlaunch l;
+	uint32_t rank = 0;
+	int status;
 
-	if (!mean)
-		return launch(b, n, max ? VNPU_OP_REDUCE_MAX : VNPU_OP_REDUCE_SUM, 0, m, nn, 0, 0, 0,
-			      n->in[0], 0, -1, 0, n->out[0], 0);
-	status = scratch(b, n, m, &tmp);
-	if (status == VNPU_SUCCESS)
-		status = launch(b, n, VNPU_OP_REDUCE_SUM, 0, m, nn, 0, 0, 0, n->in[0], 0, -1, 0,
-				tmp, 0);
-	if (status == VNPU_SUCCESS)
-		status = scale(b, n, tmp, n->out[0], m, 1.0f / (float)nn);
-	return status;
+	tl_init(&l, op, x->rank, x->dims);
+	for (size_t i = 0; i < count; i++)
+		l.axes |= 1u << axes[i];
+	for (uint32_t i = 0; i < x->rank; i++) {
+		int red = (l.axes >> i) & 1;
+
+		kept[i] = red ? 1 : x->dims[i];
+		if (!red || keep)
+			dims[rank++] = kept[i];
+	}
+	status = set_out(b, n, 0, rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	dense(x->dims, x->rank, l.sa);
+	dense(kept, x->rank, l.sc);
+	for (uint32_t i = 0; i < x->rank; i++)
+		if ((l.axes >> i) & 1)
+			l.sc[i] = 0;
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	return tlaunch_emit(b, n, &l);
 }
 
-static int op_reduce(struct gbuild *b, struct gnode *n)
+static int op_reduce_t(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
 	const char *op = n->np->op_type;
-	int mean = !strcmp(op, "ReduceMean"), max = !strcmp(op, "ReduceMax");
+	enum vnpu_op kop = !strcmp(op, "ReduceSum") ? VNPU_OP_T_REDUCE_SUM :
+			   !strcmp(op, "ReduceMean") ? VNPU_OP_T_REDUCE_MEAN : VNPU_OP_T_REDUCE_MAX;
 	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK], sorted[VNPU_HOST_TENSOR_MAX_RANK];
-	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	size_t count;
-	uint32_t rank = 0, first;
-	int given, keep, status;
+	int given, status;
 
 	if ((status = check_attrs(n, allowed)) ||
-	    (status = need_inputs(n, 1, !strcmp(op, "ReduceSum") && b->opset >= 13 ? 2 : 1)) ||
+	    (status = need_inputs(n, 1, kop == VNPU_OP_T_REDUCE_SUM && b->opset >= 13 ? 2 : 1)) ||
 	    (status = need_float(b, n, 0)) || (status = single_output(n)))
 		return status;
 	x = T(b, n, 0);
-	status = get_axes(b, n, !strcmp(op, "ReduceSum") ? 13 : 18, axes, &count, &given);
+	status = get_axes(b, n, kop == VNPU_OP_T_REDUCE_SUM ? 13 : 18, axes, &count, &given);
 	if (status != VNPU_SUCCESS)
 		return status;
-	keep = attr_int(n, "keepdims", 1) != 0;
 	if (!count) {
 		if (attr_int(n, "noop_with_empty_axes", 0))
 			return set_alias(b, n, n->in[0], x->rank, x->dims);
@@ -483,28 +605,18 @@ static int op_reduce(struct gbuild *b, struct gnode *n)
 	status = norm_axes(n, axes, count, x->rank, sorted);
 	if (status != VNPU_SUCCESS)
 		return status;
-	/* The device reduces rows: the axes must be the trailing ones. */
-	first = x->rank - (uint32_t)count;
-	for (size_t i = 0; i < count; i++)
-		if (sorted[i] != (int64_t)(first + i))
-			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-					 "reducing axes other than the trailing ones needs a strided reduction operator");
-	for (uint32_t i = 0; i < x->rank; i++) {
-		if (i < first)
-			dims[rank++] = x->dims[i];
-		else if (keep)
-			dims[rank++] = 1;
+	if (!x->rank) {
+		int64_t one = 1;
+
+		(void)one;
+		return set_alias(b, n, n->in[0], 0, x->dims);
 	}
-	status = set_out(b, n, 0, rank, dims);
-	if (status == VNPU_SUCCESS)
-		status = reduce_rows(b, n, mean, max, prod(x->dims, 0, first),
-				     prod(x->dims, first, x->rank));
-	return status;
+	return reduce_t(b, n, kop, sorted, count, attr_int(n, "keepdims", 1) != 0);
 }
 
-static int op_global_average_pool(struct gbuild *b, struct gnode *n)
+static int op_global_average_pool_t(struct gbuild *b, struct gnode *n)
 {
-	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
+	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	int status;
 
@@ -515,12 +627,317 @@ static int op_global_average_pool(struct gbuild *b, struct gnode *n)
 	if (x->rank < 3)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 3 expected",
 				 x->rank);
-	for (uint32_t i = 0; i < x->rank; i++)
-		dims[i] = i < 2 ? x->dims[i] : 1;
-	status = set_out(b, n, 0, x->rank, dims);
+	for (uint32_t i = 2; i < x->rank; i++)
+		axes[i - 2] = i;
+	return reduce_t(b, n, VNPU_OP_T_REDUCE_MEAN, axes, x->rank - 2, 1);
+}
+
+/* Batched A[..., M, K] x B[..., K, N] as one DOT (batch dims broadcast). */
+static int matmul_dot(struct gbuild *b, const struct gnode *n, uint32_t nb, const int64_t *batch,
+		      const struct gtensor *ab, const struct gtensor *bb, uint64_t M, uint64_t N,
+		      uint64_t K)
+{
+	uint64_t sa[VNPU_HOST_TENSOR_MAX_RANK], sb[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t sc[VNPU_HOST_TENSOR_MAX_RANK];
+	int64_t shape[VNPU_HOST_TENSOR_MAX_RANK + 3];
+	struct tlaunch l;
+
+	if (nb + 3 > VNPU_HOST_TENSOR_MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "too many batch dimensions");
+	memcpy(shape, batch, nb * sizeof(*batch));
+	shape[nb] = (int64_t)M;
+	shape[nb + 1] = (int64_t)N;
+	shape[nb + 2] = (int64_t)K;
+	tl_init(&l, VNPU_OP_T_DOT, nb + 3, shape);
+	/* Batch strides in units of whole matrices. */
+	bcast(ab, nb, batch, sa);
+	bcast(bb, nb, batch, sb);
+	dense(batch, nb, sc);
+	for (uint32_t i = 0; i < nb; i++) {
+		l.sa[i] = sa[i] * M * K;
+		l.sb[i] = sb[i] * K * N;
+		l.sc[i] = sc[i] * M * N;
+	}
+	l.sa[nb] = K;
+	l.sa[nb + 1] = 0;
+	l.sa[nb + 2] = 1;
+	l.sb[nb] = 0;
+	l.sb[nb + 1] = 1;
+	l.sb[nb + 2] = N;
+	l.sc[nb] = N;
+	l.sc[nb + 1] = 1;
+	l.sc[nb + 2] = 0;
+	l.axes = 1u << (nb + 2);
+	l.ta = n->in[0];
+	l.tb = n->in[1];
+	l.tc = n->out[0];
+	return tlaunch_emit(b, n, &l);
+}
+
+/* Output size and padding of one spatial dimension of a window. */
+static int window_dim(const struct gnode *n, const char *auto_pad, int64_t in, int64_t k,
+		      int64_t s, int64_t d, int64_t pb, int64_t pe, int ceil_mode, uint32_t *out,
+		      uint32_t *pad_begin, uint32_t *pad_end)
+{
+	int64_t span = (k - 1) * d + 1, o;
+
+	if (k < 1 || s < 1 || d < 1 || pb < 0 || pe < 0)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bad kernel, stride, dilation or pads");
+	if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+		int64_t total;
+
+		o = (in + s - 1) / s;
+		total = (o - 1) * s + span - in;
+		if (total < 0)
+			total = 0;
+		pb = !strcmp(auto_pad, "SAME_UPPER") ? total / 2 : total - total / 2;
+		pe = total - pb;
+	} else if (!strcmp(auto_pad, "VALID")) {
+		pb = pe = 0;
+		o = (in - span) / s + 1;
+	} else if (!strcmp(auto_pad, "NOTSET") || !auto_pad[0]) {
+		int64_t room = in + pb + pe - span;
+
+		if (room < 0)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "window larger than the padded input");
+		o = ceil_mode ? (room + s - 1) / s + 1 : room / s + 1;
+		/* A last window starting in the end padding is dropped. */
+		if (ceil_mode && (o - 1) * s >= in + pb)
+			o--;
+	} else {
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "auto_pad '%s' not supported", auto_pad);
+	}
+	if (o < 1 || (uint64_t)o > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output size %lld", (long long)o);
+	*out = (uint32_t)o;
+	*pad_begin = (uint32_t)pb;
+	*pad_end = (uint32_t)pe;
+	return VNPU_SUCCESS;
+}
+
+static const char *attr_str(const struct gnode *n, const char *name, char *buf, size_t len)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+
+	buf[0] = 0;
+	if (a && a->has_s)
+		snprintf(buf, len, "%.*s", (int)a->s.len, (const char *)a->s.data);
+	return buf;
+}
+
+/* Window of a 2-D Conv or pool over X (N x C x H x W), kernel @kh x @kw. */
+static int window_2d(const struct gnode *n, const struct gtensor *x, int64_t kh, int64_t kw,
+		     int ceil_mode, struct vnpu_tensor_window *w)
+{
+	const Onnx__AttributeProto *strides = attr(n, "strides"), *dil = attr(n, "dilations");
+	const Onnx__AttributeProto *pads = attr(n, "pads");
+	char auto_pad[32];
+	int status;
+
+	if ((strides && strides->n_ints != 2) || (dil && dil->n_ints != 2) ||
+	    (pads && pads->n_ints != 4))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "strides, dilations or pads of the wrong length");
+	attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	memset(w, 0, sizeof(*w));
+	w->kernel_h = (uint32_t)kh;
+	w->kernel_w = (uint32_t)kw;
+	w->stride_h = strides ? (uint32_t)strides->ints[0] : 1;
+	w->stride_w = strides ? (uint32_t)strides->ints[1] : 1;
+	w->dilation_h = dil ? (uint32_t)dil->ints[0] : 1;
+	w->dilation_w = dil ? (uint32_t)dil->ints[1] : 1;
+	status = window_dim(n, auto_pad, x->dims[2], kh, strides ? strides->ints[0] : 1,
+			    dil ? dil->ints[0] : 1, pads ? pads->ints[0] : 0, pads ? pads->ints[2] : 0,
+			    ceil_mode, &w->out_h, &w->pad_top, &w->pad_bottom);
 	if (status == VNPU_SUCCESS)
-		status = reduce_rows(b, n, 1, 0, prod(x->dims, 0, 2), prod(x->dims, 2, x->rank));
+		status = window_dim(n, auto_pad, x->dims[3], kw, strides ? strides->ints[1] : 1,
+				    dil ? dil->ints[1] : 1, pads ? pads->ints[1] : 0,
+				    pads ? pads->ints[3] : 0, ceil_mode, &w->out_w, &w->pad_left,
+				    &w->pad_right);
 	return status;
+}
+
+static int op_pool(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "auto_pad", "ceil_mode", "count_include_pad",
+					       "dilations", "kernel_shape", "pads",
+					       "storage_order", "strides", NULL };
+	int max = !strcmp(n->np->op_type, "MaxPool");
+	const Onnx__AttributeProto *ks = attr(n, "kernel_shape");
+	int64_t dims[4];
+	struct tlaunch l;
+	struct gtensor *x;
+	int status;
+
+	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 1)) ||
+	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+		return status;
+	x = T(b, n, 0);
+	if (x->rank != 4 || !ks || ks->n_ints != 2)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "only 2-D pooling (N x C x H x W) is supported");
+	if (attr_int(n, "storage_order", 0))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'storage_order' = 1 not supported");
+	if (!max && attr(n, "dilations"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'dilations' not supported");
+	tl_init(&l, max ? VNPU_OP_T_MAXPOOL : VNPU_OP_T_AVGPOOL, 4, x->dims);
+	status = window_2d(n, x, ks->ints[0], ks->ints[1], attr_int(n, "ceil_mode", 0) != 0,
+			   &l.window);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!max && attr_int(n, "count_include_pad", 0))
+		l.flags = VNPU_TENSOR_COUNT_INCLUDE_PAD;
+	if (max) {
+		/* The driver reads the end padding only for the average's divisor. */
+		l.window.pad_bottom = 0;
+		l.window.pad_right = 0;
+	}
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	dims[2] = l.window.out_h;
+	dims[3] = l.window.out_w;
+	status = set_out(b, n, 0, 4, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	dense(x->dims, 4, l.sa);
+	dense(dims, 4, l.sc);
+	l.out_rank = 4;
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	return tlaunch_emit(b, n, &l);
+}
+
+static int op_conv(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
+					       "pads", "strides", NULL };
+	const Onnx__AttributeProto *ks = attr(n, "kernel_shape");
+	struct gtensor *x, *w, *bias;
+	int64_t dims[4], cols_dims[6];
+	uint64_t P, Q, K;
+	struct tlaunch l;
+	int cols, status;
+
+	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 2, 3)) ||
+	    (status = need_float(b, n, 0)) || (status = need_float(b, n, 1)) ||
+	    (status = need_float(b, n, 2)) || (status = single_output(n)))
+		return status;
+	x = T(b, n, 0);
+	w = T(b, n, 1);
+	bias = T(b, n, 2);
+	if (x->rank != 4 || w->rank != 4)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "only 2-D convolution (N x C x H x W) is supported");
+	if (attr_int(n, "group", 1) != 1)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'group' = %lld not supported (1 is)",
+				 (long long)attr_int(n, "group", 1));
+	if (w->dims[1] != x->dims[1])
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%lld input channels, the weights take %lld",
+				 (long long)x->dims[1], (long long)w->dims[1]);
+	if (ks && (ks->n_ints != 2 || ks->ints[0] != w->dims[2] || ks->ints[1] != w->dims[3]))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "kernel_shape differs from the weights");
+	if (bias && (bias->rank != 1 || bias->dims[0] != w->dims[0]))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bias of the wrong shape");
+	tl_init(&l, VNPU_OP_T_IM2COL, 4, x->dims);
+	status = window_2d(n, x, w->dims[2], w->dims[3], 0, &l.window);
+	if (status != VNPU_SUCCESS)
+		return status;
+	l.window.pad_bottom = 0;
+	l.window.pad_right = 0;
+	dims[0] = x->dims[0];
+	dims[1] = w->dims[0];
+	dims[2] = l.window.out_h;
+	dims[3] = l.window.out_w;
+	status = set_out(b, n, 0, 4, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	K = (uint64_t)w->dims[0];
+	P = (uint64_t)dims[2] * (uint64_t)dims[3];
+	Q = (uint64_t)(x->dims[1] * w->dims[2] * w->dims[3]);
+	/* The columns: N x (C kh kw) x (oh ow), a scratch tensor of the node. */
+	status = scratch(b, n, (uint64_t)x->dims[0] * Q * P, &cols);
+	if (status != VNPU_SUCCESS)
+		return status;
+	cols_dims[0] = x->dims[0];
+	cols_dims[1] = x->dims[1];
+	cols_dims[2] = w->dims[2];
+	cols_dims[3] = w->dims[3];
+	cols_dims[4] = dims[2];
+	cols_dims[5] = dims[3];
+	dense(x->dims, 4, l.sa);
+	dense(cols_dims, 6, l.sc);
+	l.out_rank = 6;
+	l.ta = n->in[0];
+	l.tc = cols;
+	status = tlaunch_emit(b, n, &l);
+	if (status != VNPU_SUCCESS)
+		return status;
+	/* Y[n] (K x P) = W (K x Q) cols[n] (Q x P): one DOT over (N, K, P, Q). */
+	{
+		int64_t shape[4] = { x->dims[0], (int64_t)K, (int64_t)P, (int64_t)Q };
+
+		tl_init(&l, VNPU_OP_T_DOT, 4, shape);
+		l.sa[0] = 0, l.sa[1] = Q, l.sa[2] = 0, l.sa[3] = 1;
+		l.sb[0] = Q * P, l.sb[1] = 0, l.sb[2] = 1, l.sb[3] = P;
+		l.sc[0] = K * P, l.sc[1] = P, l.sc[2] = 1, l.sc[3] = 0;
+		l.axes = 1u << 3;
+		l.ta = n->in[1];
+		l.tb = cols;
+		l.tc = n->out[0];
+		status = tlaunch_emit(b, n, &l);
+	}
+	if (status != VNPU_SUCCESS || !bias)
+		return status;
+	/* Y += bias per output channel, in place. */
+	{
+		int64_t shape[3] = { x->dims[0], (int64_t)K, (int64_t)P };
+
+		tl_init(&l, VNPU_OP_T_ADD, 3, shape);
+		l.sa[0] = K * P, l.sa[1] = P, l.sa[2] = 1;
+		l.sb[0] = 0, l.sb[1] = 1, l.sb[2] = 0;
+		memcpy(l.sc, l.sa, sizeof(l.sc));
+		l.ta = n->out[0];
+		l.tb = n->in[2];
+		l.tc = n->out[0];
+		return tlaunch_emit(b, n, &l);
+	}
+}
+
+static int op_batchnorm(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "epsilon", "momentum", "training_mode", "spatial",
+					       NULL };
+	struct tlaunch l;
+	struct gtensor *x;
+	int status;
+
+	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 5, 5)) ||
+	    (status = single_output(n)))
+		return status;
+	for (size_t j = 0; j < 5; j++)
+		if ((status = need_float(b, n, j)))
+			return status;
+	if (attr_int(n, "training_mode", 0))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'training_mode' = 1 not supported");
+	if (!attr_int(n, "spatial", 1))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'spatial' = 0 not supported");
+	x = T(b, n, 0);
+	if (x->rank < 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u", x->rank);
+	for (size_t j = 1; j < 5; j++)
+		if (T(b, n, j)->rank != 1 || T(b, n, j)->dims[0] != x->dims[1])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a vector of %lld",
+					 j, (long long)x->dims[1]);
+	status = set_out(b, n, 0, x->rank, x->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	tl_init(&l, VNPU_OP_T_BATCHNORM, x->rank, x->dims);
+	dense(x->dims, x->rank, l.sa);
+	dense(x->dims, x->rank, l.sc);
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	for (int i = 0; i < 4; i++)
+		l.norm[i] = n->in[1 + i];
+	l.epsilon = attr_float(n, "epsilon", 1e-5f);
+	l.norm_axis = 1;
+	return tlaunch_emit(b, n, &l);
 }
 
 static int op_gemm(struct gbuild *b, struct gnode *n)
@@ -573,43 +990,23 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 		if (r != 2 || bd[0] != (int64_t)M || bd[1] != (int64_t)N)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "C does not broadcast to the output");
 	}
-	if (c->count == M * N) {
-		/* Y = C, then Y = alpha A B + beta Y. */
-		status = copy(b, n, n->in[2], 0, n->out[0], 0, M * N);
-		if (status == VNPU_SUCCESS)
-			status = launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
-					(tb ? VNPU_GEMM_TRANS_B : 0), M, N, K, alpha, beta,
-					n->in[0], 0, n->in[1], 0, n->out[0], 0);
-		return status;
-	}
-	if (c->count == N && is_row_of(c, 2, (int64_t[]){ (int64_t)M, (int64_t)N }) &&
-	    beta == 1.0f) {
-		status = launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
-				(tb ? VNPU_GEMM_TRANS_B : 0), M, N, K, alpha, 0.0f, n->in[0], 0,
-				n->in[1], 0, n->out[0], 0);
-		if (status == VNPU_SUCCESS)
-			status = launch(b, n, VNPU_OP_BIAS_ADD, 0, M, N, 0, 0, 0, n->out[0], 0,
-					n->in[2], 0, n->out[0], 0);
-		return status;
-	}
-	if (c->count == N && M <= 64) {
-		/* Each row of Y = C, then the GEMM accumulates with beta. */
-		for (uint64_t i = 0; i < M && status == VNPU_SUCCESS; i++)
-			status = copy(b, n, n->in[2], 0, n->out[0], i * N, N);
-		if (status == VNPU_SUCCESS)
-			status = launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
-					(tb ? VNPU_GEMM_TRANS_B : 0), M, N, K, alpha, beta,
-					n->in[0], 0, n->in[1], 0, n->out[0], 0);
-		return status;
-	}
+	/* Y = C broadcast (a device copy), then Y = alpha A B + beta Y. */
 	{
-		char sc[96];
+		struct tlaunch l;
+		int64_t yd[2] = { (int64_t)M, (int64_t)N };
 
-		shape_str(c, sc, sizeof(sc));
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "C of shape %s broadcast over a %llux%llu output needs a broadcasting device operator",
-				 sc, (unsigned long long)M, (unsigned long long)N);
+		tl_init(&l, VNPU_OP_T_COPY, 2, yd);
+		bcast(c, 2, yd, l.sa);
+		dense(yd, 2, l.sc);
+		l.ta = n->in[2];
+		l.tc = n->out[0];
+		status = tlaunch_emit(b, n, &l);
 	}
+	if (status == VNPU_SUCCESS)
+		status = launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
+				(tb ? VNPU_GEMM_TRANS_B : 0), M, N, K, alpha, beta, n->in[0], 0,
+				n->in[1], 0, n->out[0], 0);
+	return status;
 }
 
 static int op_matmul(struct gbuild *b, struct gnode *n)
@@ -668,31 +1065,13 @@ static int op_matmul(struct gbuild *b, struct gnode *n)
 	if (br == 2)
 		return launch(b, n, VNPU_OP_GEMM, 0, batches * M, N, K, 1.0f, 0.0f, n->in[0], 0,
 			      n->in[1], 0, n->out[0], 0);
-	if (batches > 1024)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%llu batched products, at most 1024",
-				 (unsigned long long)batches);
-	for (uint64_t i = 0; i < batches && status == VNPU_SUCCESS; i++) {
-		uint64_t rem = i, aoff = 0, boff = 0, astride = 1, bstride = 1;
+	{
+		struct gtensor ab = { .rank = ar - 2 }, bb = { .rank = br - 2 };
 
-		/* Index of batch i in A's and B's own (broadcast) batch dims. */
-		for (int d = (int)nb - 1; d >= 0; d--) {
-			uint64_t idx = rem % (uint64_t)batch[d];
-			int da = d - (int)(nb - (ar - 2)), db = d - (int)(nb - (br - 2));
-
-			rem /= (uint64_t)batch[d];
-			if (da >= 0) {
-				aoff += (ad[da] == 1 ? 0 : idx) * astride;
-				astride *= (uint64_t)ad[da];
-			}
-			if (db >= 0) {
-				boff += (bd[db] == 1 ? 0 : idx) * bstride;
-				bstride *= (uint64_t)bd[db];
-			}
-		}
-		status = launch(b, n, VNPU_OP_GEMM, 0, M, N, K, 1.0f, 0.0f, n->in[0], aoff * M * K,
-				n->in[1], boff * K * N, n->out[0], i * M * N);
+		memcpy(ab.dims, ad, (ar - 2) * sizeof(*ad));
+		memcpy(bb.dims, bd, (br - 2) * sizeof(*bd));
+		return matmul_dot(b, n, nb, batch, &ab, &bb, M, N, K);
 	}
-	return status;
 }
 
 static int op_reshape(struct gbuild *b, struct gnode *n)
@@ -902,40 +1281,25 @@ static int op_constant(struct gbuild *b, struct gnode *n)
 	return VNPU_SUCCESS;
 }
 
-/* Operators whose device operator the device does not have yet. */
-static int op_missing(struct gbuild *b, struct gnode *n)
-{
-	(void)b;
-	return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-			 "operator not supported: the device has no operator for it");
-}
-
 struct op_map {
 	const char *name;
 	int (*map)(struct gbuild *b, struct gnode *n);
 };
 
 static const struct op_map ops[] = {
-	{ "Add", op_binary }, { "Sub", op_binary }, { "Mul", op_binary }, { "Div", op_binary },
-	{ "Relu", op_unary }, { "Exp", op_unary },
-	{ "Softmax", op_softmax },
-	{ "ReduceSum", op_reduce }, { "ReduceMean", op_reduce }, { "ReduceMax", op_reduce },
-	{ "Gemm", op_gemm }, { "MatMul", op_matmul },
+	{ "Add", op_binary_t }, { "Sub", op_binary_t }, { "Mul", op_binary_t },
+	{ "Div", op_binary_t },
+	{ "Relu", op_unary_t }, { "Exp", op_unary_t }, { "Sigmoid", op_unary_t },
+	{ "Tanh", op_unary_t },
+	{ "Softmax", op_softmax_t },
+	{ "ReduceSum", op_reduce_t }, { "ReduceMean", op_reduce_t }, { "ReduceMax", op_reduce_t },
+	{ "Gemm", op_gemm }, { "MatMul", op_matmul }, { "Transpose", op_transpose },
 	{ "Reshape", op_reshape }, { "Flatten", op_flatten }, { "Squeeze", op_squeeze },
 	{ "Unsqueeze", op_unsqueeze }, { "Identity", op_identity }, { "Constant", op_constant },
-	{ "GlobalAveragePool", op_global_average_pool },
-	{ "Sigmoid", op_missing }, { "Tanh", op_missing }, { "Transpose", op_missing },
-	{ "Conv", op_missing }, { "MaxPool", op_missing }, { "AveragePool", op_missing },
-	{ "BatchNormalization", op_missing },
+	{ "Conv", op_conv }, { "MaxPool", op_pool }, { "AveragePool", op_pool },
+	{ "GlobalAveragePool", op_global_average_pool_t },
+	{ "BatchNormalization", op_batchnorm },
 };
-
-int graph_op_known(const char *op_type)
-{
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(ops[i].name, op_type))
-			return ops[i].map != op_missing;
-	return 0;
-}
 
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
