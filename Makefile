@@ -168,7 +168,7 @@ $(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
 bench-planner: $(BUILD)/bin/vnpu-plan
-	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms |"
+	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms | cpu ms | nodes |"
 	@for f in $(PLANNER_DATA)/*.csv; do \
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \

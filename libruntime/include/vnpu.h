@@ -1212,21 +1212,28 @@ struct vnpu_plan_buffer {
  *	gap that fits (Pisarchyk & Lee 2020, the TFLite planner)
  * @VNPU_PLAN_GREEDY_BY_BREADTH: steps with the largest total live first,
  *	their buffers largest first, each into the smallest gap that fits
- * @VNPU_PLAN_BEST: both greedy plans, then, if the best is above the lower
- *	bound or the capacity, a search within the time limit (branch and bound
- *	over canonical plans for small instances, randomized greedy for large)
+ * @VNPU_PLAN_BEST: the skyline plan and, while cheap, both greedy plans;
+ *	then, if the best is above the lower bound or the capacity, a search
+ *	within the time limit (branch and bound over canonical plans for small
+ *	instances, skyline and greedy plans of perturbed orders for large)
+ * @VNPU_PLAN_SKYLINE: buffers placed in non-decreasing offset order, each
+ *	time the best-ranked buffer that fits on the lowest part of the
+ *	skyline of the placed ones; O(n log^2 n) whatever the overlaps
  */
 enum vnpu_plan_strategy {
 	VNPU_PLAN_GREEDY_BY_SIZE = 0,
 	VNPU_PLAN_GREEDY_BY_BREADTH = 1,
 	VNPU_PLAN_BEST = 2,
+	VNPU_PLAN_SKYLINE = 3,
 };
 
 /**
  * struct vnpu_plan_options - parameters of vnpu_plan_compute()
  * @strategy: an enum vnpu_plan_strategy
  * @capacity: arena bytes available; 0 for no limit
- * @time_limit_ms: budget of the search stage; 0 for the default (2000 ms)
+ * @time_limit_ms: budget of the search stage in CPU time of the calling
+ *	thread (a loaded machine does not cut it short); 0 for the default
+ *	(2000 ms)
  * @seed: seed of the randomized search; the same seed gives the same plan
  */
 struct vnpu_plan_options {
