@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Lease request latency of vnpu-poold with 1 and with N concurrent
+ * clients: each client leases (shared, 1 MiB, least-loaded) and releases
+ * in a loop on its own connection; the time from sending LEASE to its
+ * reply is one sample. Reports percentiles, never asserts.
+ *
+ *   vnpu-bench-lease SOCKET [ITERATIONS] [CLIENTS...]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease_proto.h"
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One client's loop; its samples (us) go to @out. Returns failed requests. */
+static int client(const char *path, int iters, double *out)
+{
+	char line[LP_MAX_LINE], req[64];
+	struct lp_conn c = { .fd = vnpu_lp_connect(path) };
+	int failed = 0;
+
+	if (c.fd < 0 || vnpu_lp_send(c.fd, "HELLO version=1", LP_CLIENT_TIMEOUT_MS) ||
+	    vnpu_lp_recv(&c, line, sizeof(line), LP_CLIENT_TIMEOUT_MS) < 0)
+		return iters;
+	for (int i = 0; i < iters; i++) {
+		unsigned long long id = 0;
+		double t0 = now_us();
+
+		out[i] = -1;
+		if (vnpu_lp_send(c.fd, "LEASE count=1 mode=shared mem=1M placement=least-loaded",
+				 LP_CLIENT_TIMEOUT_MS) ||
+		    vnpu_lp_recv(&c, line, sizeof(line), LP_CLIENT_TIMEOUT_MS) < 0 ||
+		    sscanf(line, "OK id=%llu", &id) != 1) {
+			failed++;
+			continue;
+		}
+		out[i] = now_us() - t0;
+		snprintf(req, sizeof(req), "RELEASE id=%llu", id);
+		if (vnpu_lp_send(c.fd, req, LP_CLIENT_TIMEOUT_MS) ||
+		    vnpu_lp_recv(&c, line, sizeof(line), LP_CLIENT_TIMEOUT_MS) < 0)
+			failed++;
+	}
+	close(c.fd);
+	return failed;
+}
+
+static int run(const char *path, int clients, int iters)
+{
+	size_t n = (size_t)clients * iters, ok = 0;
+	double *s = mmap(NULL, n * sizeof(double), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0), t0, wall;
+	int failed = 0;
+
+	if (s == MAP_FAILED)
+		return 1;
+	t0 = now_us();
+	for (int c = 0; c < clients; c++)
+		if (fork() == 0)
+			_exit(client(path, iters, s + (size_t)c * iters) ? 1 : 0);
+	for (int c = 0; c < clients; c++) {
+		int status;
+
+		wait(&status);
+		failed += !WIFEXITED(status) || WEXITSTATUS(status);
+	}
+	wall = now_us() - t0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= 0)
+			s[ok++] = s[i];
+	qsort(s, ok, sizeof(double), cmp_double);
+	if (!ok) {
+		printf("| %7d | no lease succeeded |\n", clients);
+	} else {
+		printf("| %7d | %6zu | %8.0f | %8.0f | %8.0f | %8.0f | %8.0f |%s\n", clients, ok,
+		       s[ok / 2], s[ok * 9 / 10], s[ok * 99 / 100], s[ok - 1],
+		       ok / (wall / 1e6), failed ? " (clients failed)" : "");
+	}
+	munmap(s, n * sizeof(double));
+	return failed != 0;
+}
+
+int main(int argc, char **argv)
+{
+	int iters = argc > 2 ? atoi(argv[2]) : 200, ret = 0;
+
+	if (argc < 2 || iters <= 0) {
+		fprintf(stderr, "usage: vnpu-bench-lease SOCKET [ITERATIONS] [CLIENTS...]\n");
+		return 2;
+	}
+	printf("lease request latency, us (LEASE to its reply; shared, 1 MiB, least-loaded)\n");
+	printf("| clients | leases |      p50 |      p90 |      p99 |      max | leases/s |\n");
+	printf("|---------|--------|----------|----------|----------|----------|----------|\n");
+	if (argc <= 3) {
+		ret |= run(argv[1], 1, iters);
+		ret |= run(argv[1], 50, iters);
+	}
+	for (int i = 3; i < argc; i++)
+		ret |= run(argv[1], atoi(argv[i]) > 0 ? atoi(argv[i]) : 1, iters);
+	return ret;
+}
