@@ -81,6 +81,7 @@ HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
+HOST_TESTS += $(BUILD)/host/lease_proto_test
 # ABI list, man pages, uAPI in C/C++, DESTDIR install and an example built
 # against it (selftests/packaging/host-checks.sh).
 HOST_TESTS += $(BUILD)/host/packaging-checks
@@ -246,6 +247,10 @@ $(BUILD)/host/status_test: selftests/host/status_test.c libruntime/status.c \
 		libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
+
+$(BUILD)/host/lease_proto_test: selftests/host/lease_proto_test.c $(LEASE_PROTO) $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime $(filter %.c,$^) -o $@
 
 $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)

@@ -127,7 +127,7 @@ static int lease_words(const char *path, const char *words, int runtime_owned,
 		       struct vnpu_lease *lease, char *reason, size_t reason_size)
 {
 	char line[LP_MAX_LINE], request[LP_MAX_LINE];
-	struct lp_word w[LP_MAX_WORDS];
+	struct vnpu_lp_word w[LP_MAX_WORDS];
 	struct held_lease *h;
 	struct lp_conn c;
 	uint64_t id;
@@ -233,7 +233,7 @@ int vnpu_lease_release(struct vnpu_lease lease)
 /* Fills @info from a "lease id=... " line of the pool. */
 static int parse_lease_line(char *line, struct vnpu_lease_info *info)
 {
-	struct lp_word w[LP_MAX_WORDS];
+	struct vnpu_lp_word w[LP_MAX_WORDS];
 	uint64_t id, uid, pid, mem;
 	const char *state;
 	char *verb;
@@ -268,7 +268,7 @@ static int query_leases(const char *path, const char *request, struct vnpu_lease
 			int max)
 {
 	char line[LP_MAX_LINE];
-	struct lp_word w[LP_MAX_WORDS];
+	struct vnpu_lp_word w[LP_MAX_WORDS];
 	struct lp_conn c;
 	uint64_t k = 0;
 	char *verb;

@@ -47,7 +47,7 @@ int vnpu_lp_placement_parse(const char *s)
 	return -1;
 }
 
-int vnpu_lp_split(char *line, char **verb, struct lp_word *words, int max)
+int vnpu_lp_split(char *line, char **verb, struct vnpu_lp_word *words, int max)
 {
 	char *save = NULL, *tok;
 	int n = 0;
@@ -71,7 +71,7 @@ int vnpu_lp_split(char *line, char **verb, struct lp_word *words, int max)
 	return n;
 }
 
-const char *vnpu_lp_get(const struct lp_word *words, int n, const char *key)
+const char *vnpu_lp_get(const struct vnpu_lp_word *words, int n, const char *key)
 {
 	for (int i = 0; i < n; i++)
 		if (!strcmp(words[i].key, key))

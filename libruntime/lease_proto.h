@@ -28,7 +28,7 @@
 enum lp_mode { LP_EXCLUSIVE = 0, LP_SHARED = 1 };
 enum lp_placement { LP_SAME_NODE = 0, LP_SPREAD = 1, LP_LEAST_LOADED = 2, LP_PACKED = 3 };
 
-struct lp_word {
+struct vnpu_lp_word {
 	char *key;
 	char *value;	/* NULL for a word without '=' */
 };
@@ -50,10 +50,10 @@ int vnpu_lp_placement_parse(const char *s);
  * Splits @line in place into a verb and key=value words. Returns the
  * number of words, or -1 for an empty line or more than @max words.
  */
-int vnpu_lp_split(char *line, char **verb, struct lp_word *words, int max);
+int vnpu_lp_split(char *line, char **verb, struct vnpu_lp_word *words, int max);
 
 /* The value of @key among @words, or NULL. */
-const char *vnpu_lp_get(const struct lp_word *words, int n, const char *key);
+const char *vnpu_lp_get(const struct vnpu_lp_word *words, int n, const char *key);
 
 /* "123", "64K", "64M", "2G" (also KiB/MiB/GiB) into bytes; -1 if malformed. */
 int vnpu_lp_parse_bytes(const char *s, uint64_t *bytes);

@@ -527,7 +527,7 @@ static void load_state(void)
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		struct lp_word w[LP_MAX_WORDS];
+		struct vnpu_lp_word w[LP_MAX_WORDS];
 		uint64_t id, uid, pid, start, mem;
 		uint32_t idx[MAX_DEVS];
 		struct lease *l;
@@ -873,7 +873,7 @@ static struct lease *find_lease(uint64_t id)
 	return NULL;
 }
 
-static int parse_request(const struct lp_word *w, int n, struct request *r, char *why, size_t len)
+static int parse_request(const struct vnpu_lp_word *w, int n, struct request *r, char *why, size_t len)
 {
 	static const char *const keys[] = { "count", "mem", "mode", "placement" };
 	const char *v;
@@ -925,7 +925,7 @@ static int parse_request(const struct lp_word *w, int n, struct request *r, char
 	return 0;
 }
 
-static void do_lease(struct conn *c, const struct lp_word *w, int n)
+static void do_lease(struct conn *c, const struct vnpu_lp_word *w, int n)
 {
 	int chosen[MAX_DEVS], done = 0, ret = 0;
 	uint64_t largest = 0;
@@ -1012,7 +1012,7 @@ static void do_lease(struct conn *c, const struct lp_word *w, int n)
 }
 
 /* The lease named by id=, checked against the caller; NULL after an error reply. */
-static struct lease *lookup(struct conn *c, const struct lp_word *w, int n)
+static struct lease *lookup(struct conn *c, const struct vnpu_lp_word *w, int n)
 {
 	const char *v = vnpu_lp_get(w, n, "id");
 	struct lease *l;
@@ -1035,7 +1035,7 @@ static struct lease *lookup(struct conn *c, const struct lp_word *w, int n)
 	return l;
 }
 
-static void do_info(struct conn *c, const struct lp_word *w, int n)
+static void do_info(struct conn *c, const struct vnpu_lp_word *w, int n)
 {
 	struct lease *l;
 	int k = 0;
@@ -1098,7 +1098,7 @@ static void do_status(struct conn *c, int n)
 
 static void handle_line(struct conn *c, char *line)
 {
-	struct lp_word w[LP_MAX_WORDS];
+	struct vnpu_lp_word w[LP_MAX_WORDS];
 	char *verb;
 	int n = vnpu_lp_split(line, &verb, w, LP_MAX_WORDS);
 
@@ -1169,7 +1169,8 @@ static void close_conn(struct conn *c, const char *why)
 	nconns--;
 }
 
-static void accept_conn(int lfd)
+/* Takes one waiting connection; 0 when none was waiting. */
+static int accept_conn(int lfd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -1177,15 +1178,15 @@ static void accept_conn(int lfd)
 	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd < 0)
-		return;
+		return 0;
 	if (nconns >= cfg.max_clients) {
 		vnpu_lp_send(fd, "ERR busy too many clients; try again later", 10);
 		close(fd);
-		return;
+		return 1;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || !(c = calloc(1, sizeof(*c)))) {
 		close(fd);
-		return;
+		return 1;
 	}
 	c->fd = fd;
 	c->uid = cred.uid;
@@ -1193,6 +1194,7 @@ static void accept_conn(int lfd)
 	c->next = conns;
 	conns = c;
 	nconns++;
+	return 1;
 }
 
 /* Reads what @c sent and handles every complete line; 0 or -1 to close. */
@@ -1327,7 +1329,7 @@ static int parse_int(const char *v, int lo, int hi, int *out)
 
 static int parse_limit(char *rest, struct limit *lim)
 {
-	struct lp_word w[LP_MAX_WORDS];
+	struct vnpu_lp_word w[LP_MAX_WORDS];
 	char *who;
 	int n = vnpu_lp_split(rest, &who, w, LP_MAX_WORDS);
 
@@ -1545,8 +1547,9 @@ int main(int argc, char **argv)
 				close_conn(cs[i], "request timed out");
 			}
 		}
-		if (pfd[0].revents)
-			accept_conn(lfd);
+		/* Every waiting client, up to max-clients (accept_conn refuses beyond). */
+		for (int k = 0; pfd[0].revents && k <= cfg.max_clients && accept_conn(lfd); k++)
+			;
 		if (now - last_tick >= cfg.poll_ms) {
 			last_tick = now;
 			reap_tenants();
