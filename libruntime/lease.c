@@ -367,14 +367,20 @@ int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count)
 
 void vnpu_lease_release_runtime(void)
 {
-	struct held_lease *h;
+	for (;;) {
+		struct held_lease *h = NULL;
 
-	do {
 		pthread_mutex_lock(&lease_lock);
-		for (h = held; h && !h->runtime_owned; h = h->next)
-			;
+		for (struct held_lease **pp = &held; *pp; pp = &(*pp)->next) {
+			if ((*pp)->runtime_owned) {
+				h = *pp;
+				*pp = h->next;
+				break;
+			}
+		}
 		pthread_mutex_unlock(&lease_lock);
-		if (h && (h = take_held(h->id)))
-			release_held(h);
-	} while (h);
+		if (!h)
+			return;
+		release_held(h);
+	}
 }

@@ -450,7 +450,12 @@ TEST_F(poold, disconnect_mid_request_leaves_no_lease)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(20, send(fd, "LEASE count=1 mem=8M", 20, MSG_NOSIGNAL));
 	close(fd);
-	usleep(200000);
+	/* A whole request, gone before its reply: granted, then taken back. */
+	fd = cl_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(33, send(fd, "LEASE count=2 mem=8M mode=shared\n", 33, MSG_NOSIGNAL));
+	close(fd);
+	usleep(300000);
 	EXPECT_EQ(0, cl_multi("LIST", out, sizeof(out))) TH_LOG("%s", out);
 	ASSERT_EQ(self->e.ndev, cl_multi("STATUS", out, sizeof(out)));
 	EXPECT_EQ(NULL, strstr(out, "leases=1"));
@@ -716,11 +721,16 @@ TEST_F(poold, per_uid_limit_is_enforced)
 
 /* ---- placement ------------------------------------------------------------------ */
 
-static int read_node(struct pool_env *e, int dev)
+static int read_attr_int(struct pool_env *e, int dev, const char *attr)
 {
 	uint64_t v;
 
-	return vnpu_sysfs_u64(e->fd[dev], "topology_node", &v) ? -1 : (int)v;
+	return vnpu_sysfs_u64(e->fd[dev], attr, &v) ? -1 : (int)v;
+}
+
+static int read_node(struct pool_env *e, int dev)
+{
+	return read_attr_int(e, dev, "topology_node");
 }
 
 TEST_F(poold, placement_least_loaded_and_packed)
@@ -762,6 +772,9 @@ TEST_F(poold, placement_follows_topology)
 		TH_LOG("%s", reply);
 	ASSERT_EQ(2, reply_devices(reply, devs));
 	EXPECT_EQ(read_node(&self->e, devs[0]), read_node(&self->e, devs[1]));
+	/* On an idle machine, the nearest pair: one board. */
+	EXPECT_EQ(read_attr_int(&self->e, devs[0], "topology_board"),
+		  read_attr_int(&self->e, devs[1], "topology_board"));
 	close(fd);
 	fd = cl_open();
 	/* Spread: distinct nodes while there are nodes left. */
