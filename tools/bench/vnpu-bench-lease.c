@@ -4,10 +4,12 @@
  *
  * Lease request latency of vnpu-poold with 1 and with N concurrent
  * clients: each client leases (shared, 1 MiB, least-loaded) and releases
- * in a loop on its own connection; the time from sending LEASE to its
+ * in a loop on its own connection, LEASES/CLIENTS times; the time from sending LEASE to its
  * reply is one sample. Reports percentiles, never asserts.
  *
- *   vnpu-bench-lease SOCKET [ITERATIONS] [CLIENTS...]
+ *   vnpu-bench-lease SOCKET [LEASES] [CLIENTS...]
+ *
+ * LEASES (default 200) is the total per run, divided among the clients.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,8 +37,11 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* One client's loop; its samples (us) go to @out. Returns failed requests. */
-static int client(const char *path, int iters, double *out)
+/*
+ * One client's loop; its samples (us) go to @out. Returns failed requests.
+ * Without @lease, a HELLO round trip: the floor under every request.
+ */
+static int client(const char *path, int iters, int lease, double *out)
 {
 	char line[LP_MAX_LINE], req[64];
 	struct lp_conn c = { .fd = vnpu_lp_connect(path) };
@@ -50,6 +55,14 @@ static int client(const char *path, int iters, double *out)
 		double t0 = now_us();
 
 		out[i] = -1;
+		if (!lease) {
+			if (vnpu_lp_send(c.fd, "HELLO version=1", LP_CLIENT_TIMEOUT_MS) ||
+			    vnpu_lp_recv(&c, line, sizeof(line), LP_CLIENT_TIMEOUT_MS) < 0)
+				failed++;
+			else
+				out[i] = now_us() - t0;
+			continue;
+		}
 		if (vnpu_lp_send(c.fd, "LEASE count=1 mode=shared mem=1M placement=least-loaded",
 				 LP_CLIENT_TIMEOUT_MS) ||
 		    vnpu_lp_recv(&c, line, sizeof(line), LP_CLIENT_TIMEOUT_MS) < 0 ||
@@ -67,8 +80,9 @@ static int client(const char *path, int iters, double *out)
 	return failed;
 }
 
-static int run(const char *path, int clients, int iters)
+static int run(const char *path, int clients, int total, int lease)
 {
+	int iters = total / clients > 0 ? total / clients : 1;
 	size_t n = (size_t)clients * iters, ok = 0;
 	double *s = mmap(NULL, n * sizeof(double), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0), t0, wall;
@@ -79,7 +93,7 @@ static int run(const char *path, int clients, int iters)
 	t0 = now_us();
 	for (int c = 0; c < clients; c++)
 		if (fork() == 0)
-			_exit(client(path, iters, s + (size_t)c * iters) ? 1 : 0);
+			_exit(client(path, iters, lease, s + (size_t)c * iters) ? 1 : 0);
 	for (int c = 0; c < clients; c++) {
 		int status;
 
@@ -92,9 +106,10 @@ static int run(const char *path, int clients, int iters)
 			s[ok++] = s[i];
 	qsort(s, ok, sizeof(double), cmp_double);
 	if (!ok) {
-		printf("| %7d | no lease succeeded |\n", clients);
+		printf("| %-7s | %7d | no request succeeded |\n", lease ? "LEASE" : "HELLO", clients);
 	} else {
-		printf("| %7d | %6zu | %8.0f | %8.0f | %8.0f | %8.0f | %8.0f |%s\n", clients, ok,
+		printf("| %-7s | %7d | %6zu | %8.0f | %8.0f | %8.0f | %8.0f | %8.0f |%s\n",
+		       lease ? "LEASE" : "HELLO", clients, ok,
 		       s[ok / 2], s[ok * 9 / 10], s[ok * 99 / 100], s[ok - 1],
 		       ok / (wall / 1e6), failed ? " (clients failed)" : "");
 	}
@@ -104,20 +119,23 @@ static int run(const char *path, int clients, int iters)
 
 int main(int argc, char **argv)
 {
-	int iters = argc > 2 ? atoi(argv[2]) : 200, ret = 0;
+	int total = argc > 2 ? atoi(argv[2]) : 200, ret = 0;
 
-	if (argc < 2 || iters <= 0) {
-		fprintf(stderr, "usage: vnpu-bench-lease SOCKET [ITERATIONS] [CLIENTS...]\n");
+	if (argc < 2 || total <= 0) {
+		fprintf(stderr, "usage: vnpu-bench-lease SOCKET [LEASES] [CLIENTS...]\n");
 		return 2;
 	}
-	printf("lease request latency, us (LEASE to its reply; shared, 1 MiB, least-loaded)\n");
-	printf("| clients | leases |      p50 |      p90 |      p99 |      max | leases/s |\n");
-	printf("|---------|--------|----------|----------|----------|----------|----------|\n");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("request latency, us (request to its reply; LEASE: shared, 1 MiB, least-loaded;\n"
+	       "HELLO: the protocol round trip alone)\n");
+	printf("| request | clients |   reqs |      p50 |      p90 |      p99 |      max |   reqs/s |\n");
+	printf("|---------|---------|--------|----------|----------|----------|----------|----------|\n");
+	ret |= run(argv[1], 1, total, 0);
 	if (argc <= 3) {
-		ret |= run(argv[1], 1, iters);
-		ret |= run(argv[1], 50, iters);
+		ret |= run(argv[1], 1, total, 1);
+		ret |= run(argv[1], 50, total, 1);
 	}
 	for (int i = 3; i < argc; i++)
-		ret |= run(argv[1], atoi(argv[i]) > 0 ? atoi(argv[i]) : 1, iters);
+		ret |= run(argv[1], atoi(argv[i]) > 0 ? atoi(argv[i]) : 1, total, 1);
 	return ret;
 }

@@ -207,6 +207,11 @@ static void read_health(struct dev *d)
 		for (int h = H_OK; h < H_UNKNOWN; h++)
 			if (!strcmp(buf, health_names[h]))
 				d->health = (enum health)h;
+}
+
+/* Memory in use and resets: for STATUS and placement, sampled each poll. */
+static void read_usage(struct dev *d)
+{
 	if (read_u64(d->sysdir, "vram_used_bytes", &d->vram_used))
 		d->vram_used = 0;
 	if (read_u64(d->sysdir, "reset_count", &d->reset_count))
@@ -301,6 +306,7 @@ static int scan_devices(void)
 	for (int i = 0; i < ndevs; i++) {
 		read_topology(&devs[i]);
 		read_health(&devs[i]);
+		read_usage(&devs[i]);
 	}
 	return ndevs;
 }
@@ -507,11 +513,17 @@ static void check_device(struct dev *d)
 	d->held = 1;
 }
 
-/* Fresh health for a decision or reply: the periodic check may not have run yet. */
-static void check_all_devices(void)
+/*
+ * Fresh health for a decision or reply: the periodic check may not have
+ * run yet. @usage: memory and resets too (STATUS and the periodic check).
+ */
+static void check_all_devices(int usage)
 {
-	for (int p = 0; p < ndevs; p++)
+	for (int p = 0; p < ndevs; p++) {
 		check_device(&devs[p]);
+		if (usage)
+			read_usage(&devs[p]);
+	}
 }
 
 /* Restores the leases of live tenants from the state file. */
@@ -949,7 +961,7 @@ static void do_lease(struct conn *c, const struct vnpu_lp_word *w, int n)
 		      r.count, ndevs, ndevs == 1 ? "" : "s");
 		return;
 	}
-	check_all_devices();
+	check_all_devices(0);
 	if (place(&r, chosen, why, sizeof(why))) {
 		reply(c, "ERR over-capacity %s", why);
 		return;
@@ -1040,7 +1052,7 @@ static void do_info(struct conn *c, const struct vnpu_lp_word *w, int n)
 	struct lease *l;
 	int k = 0;
 
-	check_all_devices();
+	check_all_devices(0);
 	if (n) {
 		l = lookup(c, w, n);
 		if (l && !reply(c, "OK n=1"))
@@ -1065,7 +1077,7 @@ static void do_list(struct conn *c, int n)
 		reply(c, "ERR bad-request LIST takes no arguments");
 		return;
 	}
-	check_all_devices();
+	check_all_devices(0);
 	for (struct lease *l = leases; l; l = l->next)
 		k += lease_visible(c, l);
 	if (reply(c, "OK n=%d", k))
@@ -1081,7 +1093,7 @@ static void do_status(struct conn *c, int n)
 		reply(c, "ERR bad-request STATUS takes no arguments");
 		return;
 	}
-	check_all_devices();
+	check_all_devices(1);
 	if (reply(c, "OK n=%d", ndevs))
 		return;
 	for (int p = 0; p < ndevs; p++) {
@@ -1553,7 +1565,7 @@ int main(int argc, char **argv)
 		if (now - last_tick >= cfg.poll_ms) {
 			last_tick = now;
 			reap_tenants();
-			check_all_devices();
+			check_all_devices(1);
 		}
 	}
 	/* Leases outlive the daemon: the state file carries them to the next start. */
