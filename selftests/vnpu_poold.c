@@ -499,7 +499,7 @@ TEST_F(poold, count_larger_than_available_is_refused)
 	EXPECT_EQ(0, strncmp(reply, "ERR over-capacity count", 23)) TH_LOG("%s", reply);
 	id = cl_lease(fd, "count=1 mode=exclusive", reply, sizeof(reply));
 	ASSERT_NE(0, id) TH_LOG("%s", reply);
-	snprintf(words, sizeof(words), "count=%d mode=exclusive", self->e.ndev);
+	snprintf(words, sizeof(words), "count=%d mode=exclusive placement=least-loaded", self->e.ndev);
 	EXPECT_EQ(0, cl_lease(fd, words, reply, sizeof(reply)));
 	EXPECT_EQ(0, strncmp(reply, "ERR over-capacity ", 18)) TH_LOG("%s", reply);
 	EXPECT_NE(NULL, strstr(reply, "available now")) TH_LOG("%s", reply);
@@ -570,7 +570,7 @@ TEST_F(poold, killed_tenant_loses_lease_within_a_second)
 	pid_t t;
 
 	ASSERT_LE(0, fd);
-	snprintf(words, sizeof(words), "count=%d mode=exclusive", self->e.ndev);
+	snprintf(words, sizeof(words), "count=%d mode=exclusive placement=spread", self->e.ndev);
 	t = fork_tenant(words, 0, &id);
 	ASSERT_LT(0, t);
 	ASSERT_NE(0, id);
@@ -780,6 +780,12 @@ TEST_F(poold, placement_follows_topology)
 			nodes++;
 	}
 	TH_LOG("%d topology node%s", nodes, nodes == 1 ? "" : "s");
+	/* More devices than a node has, on one node: refused with the reason. */
+	if (nodes > 1) {
+		snprintf(words, sizeof(words), "count=%d placement=same-node", self->e.ndev);
+		EXPECT_EQ(0, cl_lease(fd, words, reply, sizeof(reply)));
+		EXPECT_NE(NULL, strstr(reply, "no topology node has")) TH_LOG("%s", reply);
+	}
 	/* Same node: every device on the node of the first. */
 	ASSERT_NE(0, cl_lease(fd, "count=2 placement=same-node", reply, sizeof(reply)))
 		TH_LOG("%s", reply);
@@ -981,7 +987,7 @@ TEST_F(poold, device_failing_mid_lease_is_reset_before_the_next)
 	ASSERT_EQ(0, device_status(d, line, sizeof(line)));
 	EXPECT_NE(NULL, strstr(line, "during a lease")) TH_LOG("%s", line);
 	/* Nobody else gets it meanwhile. */
-	snprintf(words, sizeof(words), "count=%d mode=shared mem=1M", self->e.ndev);
+	snprintf(words, sizeof(words), "count=%d mode=shared mem=1M placement=least-loaded", self->e.ndev);
 	EXPECT_EQ(0, cl_lease(fd, words, reply, sizeof(reply)));
 	EXPECT_NE(NULL, strstr(reply, "1 unhealthy")) TH_LOG("%s", reply);
 	/* The release resets it; the next lease can have it. */
@@ -1015,7 +1021,7 @@ TEST_F(poold, unhealthy_device_is_held_out_when_configured)
 	EXPECT_EQ(0, wait_status(d, "state=held", 1000, line, sizeof(line))) TH_LOG("%s", line);
 	EXPECT_NE(NULL, strstr(line, "reason=health needs-reset; reset it")) TH_LOG("%s", line);
 	fd = cl_open();
-	snprintf(words, sizeof(words), "count=%d mode=shared mem=1M", self->e.ndev);
+	snprintf(words, sizeof(words), "count=%d mode=shared mem=1M placement=least-loaded", self->e.ndev);
 	EXPECT_EQ(0, cl_lease(fd, words, reply, sizeof(reply)));
 	EXPECT_NE(NULL, strstr(reply, "1 unhealthy")) TH_LOG("%s", reply);
 	/* The administrator's reset brings it back. */

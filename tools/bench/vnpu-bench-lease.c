@@ -90,6 +90,8 @@ static int run(const char *path, int clients, int total, int lease)
 
 	if (s == MAP_FAILED)
 		return 1;
+	for (size_t i = 0; i < n; i++)
+		s[i] = -1;
 	t0 = now_us();
 	for (int c = 0; c < clients; c++)
 		if (fork() == 0)
@@ -126,6 +128,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The daemon may still be starting. */
+	for (int i = 0, fd; i < 200; i++) {
+		fd = vnpu_lp_connect(argv[1]);
+		if (fd >= 0) {
+			close(fd);
+			break;
+		}
+		usleep(100000);
+	}
 	printf("request latency, us (request to its reply; LEASE: shared, 1 MiB, least-loaded;\n"
 	       "HELLO: the protocol round trip alone)\n");
 	printf("| request | clients |   reqs |      p50 |      p90 |      p99 |      max |   reqs/s |\n");
