@@ -511,7 +511,7 @@ TEST_F(poold, count_larger_than_available_is_refused)
 /* The lease is the kernel's hard quota; releasing restores the default. */
 TEST_F(poold, lease_sets_and_release_clears_the_kernel_quota)
 {
-	char reply[512], req[64];
+	char reply[512], req[64], line[512];
 	int devs[MAXD], d, fd = cl_open();
 	unsigned long long id;
 	uint64_t def;
@@ -525,6 +525,10 @@ TEST_F(poold, lease_sets_and_release_clears_the_kernel_quota)
 	d = devs[0];
 	ASSERT_EQ(0, vnpu_sysfs_u64(self->e.fd[d], "default_quota_bytes", &def));
 	EXPECT_EQ(16 * MIB, hard_limit(&self->e, d, getpid()));
+	ASSERT_EQ(0, device_status(d, line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, " state=shared ")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, " reserved=16777216 leases=1 ")) TH_LOG("%s", line);
+	EXPECT_NE(NULL, strstr(line, " vram_free=")) TH_LOG("%s", line);
 	/* The kernel enforces it. */
 	EXPECT_EQ(-EDQUOT, _vnpu_bo_create(self->e.fd[d], 17 * MIB, 0, &h, NULL));
 	ASSERT_EQ(0, _vnpu_bo_create(self->e.fd[d], 8 * MIB, 0, &h, NULL));

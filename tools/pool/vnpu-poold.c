@@ -1099,10 +1099,12 @@ static void do_status(struct conn *c, int n)
 	for (int p = 0; p < ndevs; p++) {
 		struct dev *d = &devs[p];
 
-		reply(c, "device index=%d minor=%u node=%d health=%s state=%s vram_total=%llu vram_used=%llu reserved=%llu leases=%d resets=%llu reason=%s",
+		reply(c, "device index=%d minor=%u node=%d health=%s state=%s vram_total=%llu vram_used=%llu vram_free=%llu reserved=%llu leases=%d resets=%llu reason=%s",
 		      d->index, d->minor, d->node, health_names[d->health],
 		      d->held ? "held" : d->exclusive ? "exclusive" : d->nleases ? "shared" : "free",
 		      (unsigned long long)d->vram_total, (unsigned long long)d->vram_used,
+		      (unsigned long long)(d->vram_total > d->vram_used ?
+					   d->vram_total - d->vram_used : 0),
 		      (unsigned long long)d->reserved, d->nleases,
 		      (unsigned long long)d->reset_count, d->reason[0] ? d->reason : "-");
 	}
