@@ -60,7 +60,10 @@ static int cl_connect(void)
 	return fd;
 }
 
-/* Reads one line (without '\n'); -1 on end of file or after 20 s. */
+/*
+ * Reads one line (without '\n'); -1 on end of file or after 60 s (long:
+ * the emulated guest can stall for seconds on a loaded host).
+ */
 static int cl_line(int fd, char *buf, size_t len)
 {
 	size_t n = 0;
@@ -69,7 +72,7 @@ static int cl_line(int fd, char *buf, size_t len)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char ch;
 
-		if (poll(&p, 1, 20000) <= 0 || read(fd, &ch, 1) != 1)
+		if (poll(&p, 1, 60000) <= 0 || read(fd, &ch, 1) != 1)
 			return -1;
 		if (ch == '\n')
 			break;
@@ -888,8 +891,11 @@ static void client_loop(struct pool_env *e, struct shared_view *v, int seed, int
 			}
 		}
 		snprintf(req, sizeof(req), "RELEASE id=%llu", id);
-		if (cl_req(fd, req, reply, sizeof(reply)) < 0 || strncmp(reply, "OK ", 3))
-			atomic_fetch_add(&v->unexpected, 1);
+		reply[0] = '\0';
+		if ((cl_req(fd, req, reply, sizeof(reply)) < 0 || strncmp(reply, "OK ", 3)) &&
+		    atomic_fetch_add(&v->unexpected, 1) == 0)
+			snprintf(v->first_unexpected, sizeof(v->first_unexpected), "%s -> %s", req,
+				 reply[0] ? reply : "(no reply)");
 	}
 	if (fd < 0)
 		atomic_fetch_add(&v->unserved, 1);
