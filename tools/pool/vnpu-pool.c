@@ -33,7 +33,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: vnpu-pool [-s SOCKET] lease [-n COUNT] [-m SIZE|all] [--shared|--exclusive]\n"
-		"                 [-p same-node|spread|least-loaded|packed] [-- COMMAND [ARGS...]]\n"
+		"                 [-p same-node|spread|least-loaded|packed] [-d DEVICES]\n"
+		"                 [-- COMMAND [ARGS...]]\n"
 		"       vnpu-pool [-s SOCKET] release ID\n"
 		"       vnpu-pool [-s SOCKET] info ID\n"
 		"       vnpu-pool [-s SOCKET] list\n"
@@ -117,13 +118,15 @@ static int cmd_lease(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *count = "1", *mem = NULL, *placement = "same-node", *mode = "exclusive";
+	const char *from = NULL;
 	char req[LP_MAX_LINE], line[LP_MAX_LINE], id[32] = "";
 	struct lp_conn *c;
 	int o;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "+n:m:p:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+n:m:p:d:", opts, NULL)) != -1) {
 		switch (o) {
+		case 'd': from = optarg; break;
 		case 'n': count = optarg; break;
 		case 'm': mem = optarg; break;
 		case 'p': placement = optarg; break;
@@ -133,12 +136,14 @@ static int cmd_lease(int argc, char **argv)
 		}
 	}
 	/* Checked by the pool; only keep the request one line of words. */
-	if (strpbrk(count, " \t\n") || (mem && strpbrk(mem, " \t\n")) || strpbrk(placement, " \t\n")) {
+	if (strpbrk(count, " \t\n") || (mem && strpbrk(mem, " \t\n")) || strpbrk(placement, " \t\n") ||
+	    (from && strpbrk(from, " \t\n"))) {
 		fprintf(stderr, "vnpu-pool: lease: values may not contain spaces\n");
 		return 2;
 	}
-	snprintf(req, sizeof(req), "LEASE count=%s mode=%s placement=%s%s%s", count, mode,
-		 placement, mem ? " mem=" : "", mem ? mem : "");
+	snprintf(req, sizeof(req), "LEASE count=%s mode=%s placement=%s%s%s%s%s", count, mode,
+		 placement, mem ? " mem=" : "", mem ? mem : "", from ? " from=" : "",
+		 from ? from : "");
 	c = pool_open();
 	if (request(c, req, line, sizeof(line)))
 		return 1;
