@@ -615,7 +615,7 @@ TEST_F(poold, tenant_exit_ends_lease_despite_inherited_connection)
 }
 
 /* A restart keeps the leases of live tenants, drops those of dead ones. */
-TEST_F(poold, restart_keeps_live_leases)
+TEST_F_TIMEOUT(poold, restart_keeps_live_leases, 120)
 {
 	unsigned long long live_id, dead_id, id;
 	char out[8192], key[48], reply[512];
@@ -940,7 +940,7 @@ static void client_loop(struct pool_env *e, struct shared_view *v, int seed, int
 	close(fd);
 }
 
-TEST_F(poold, fifty_clients_never_share_an_exclusive_device)
+TEST_F_TIMEOUT(poold, fifty_clients_never_share_an_exclusive_device, 300)
 {
 	int clients = 50, rounds = (int)vnpu_env_ul("VNPU_POOL_ROUNDS", 8);
 	struct shared_view *v = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE,
@@ -1013,7 +1013,7 @@ static int wait_status(int dev, const char *want, int ms, char *line, size_t len
 	return -1;
 }
 
-TEST_F(poold, device_failing_mid_lease_is_reset_before_the_next)
+TEST_F_TIMEOUT(poold, device_failing_mid_lease_is_reset_before_the_next, 120)
 {
 	char reply[512], req[64], line[512], words[64];
 	int devs[MAXD], d, fd = cl_open();
@@ -1049,7 +1049,7 @@ TEST_F(poold, device_failing_mid_lease_is_reset_before_the_next)
 	close(fd);
 }
 
-TEST_F(poold, unhealthy_device_is_held_out_when_configured)
+TEST_F_TIMEOUT(poold, unhealthy_device_is_held_out_when_configured, 120)
 {
 	char reply[512], line[512], conf[256], words[64];
 	int devs[MAXD], d, fd;

@@ -95,13 +95,19 @@ static int print_lines(struct lp_conn *c, char *line, size_t size, const char *e
 {
 	unsigned long long k = 0;
 
-	if (sscanf(line, "OK n=%llu", &k) != 1)
+	if (sscanf(line, "OK n=%llu", &k) != 1) {
+		fprintf(stderr, "vnpu-pool: malformed reply from the pool: %s\n", line);
 		return 1;
+	}
 	if (!k && empty)
 		printf("%s\n", empty);
 	for (unsigned long long i = 0; i < k; i++) {
-		if (vnpu_lp_recv(c, line, size, LP_CLIENT_TIMEOUT_MS) < 0)
+		int ret = vnpu_lp_recv(c, line, size, LP_CLIENT_TIMEOUT_MS);
+
+		if (ret < 0) {
+			fprintf(stderr, "vnpu-pool: the pool's reply broke off: %s\n", strerror(-ret));
 			return 1;
+		}
 		printf("%s\n", line);
 	}
 	return 0;
@@ -153,8 +159,10 @@ static int cmd_lease(int argc, char **argv)
 		fprintf(stderr, "vnpu-pool: %s\n", line + 3);
 		setenv("VNPU_POOL_SOCKET", sock_path, 1);
 		setenv("VNPU_POOL_LEASE", id, 1);
-		if (fcntl(c->fd, F_SETFD, 0) == -1)
+		if (fcntl(c->fd, F_SETFD, 0) == -1) {
+			fprintf(stderr, "vnpu-pool: cannot pass the lease on: %s\n", strerror(errno));
 			return 1;
+		}
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "vnpu-pool: cannot run %s: %s\n", argv[optind], strerror(errno));
 		return 127;
