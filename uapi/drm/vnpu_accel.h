@@ -735,7 +735,8 @@ struct drm_vnpu_tensor_norm {
  * above 1 that it is not reduced over, and stride 0 on the reduced axes.
  * C may be A or B in place (same address and the same strides on every
  * dimension of size above 1) for the elementwise operators, SOFTMAX and
- * BATCHNORM; otherwise C may not overlap the span of A or of B.
+ * BATCHNORM; otherwise C may not overlap the span of A or of B. C may not
+ * overlap the BATCHNORM arrays.
  *
  * ==============  ================================================  =====
  * op              computes, for every index i                       B
