@@ -69,6 +69,7 @@ VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
 	$(BUILD)/selftests/vnpu_exec
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+VM_TESTS += $(BUILD)/selftests/vnpu_topo
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
 # Tests of the runtime link libvnpurt.
