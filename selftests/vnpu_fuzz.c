@@ -10,8 +10,9 @@
  * SYNCOBJ_EVENTFD), with handles and addresses taken from what the device
  * returned (buffer starts and ends, one byte or page past them), non-zero
  * reserved fields, bad pointers, struct sizes around the real one, mmap
- * offsets and lengths at the edges, and the device file closed, reopened
- * or dup2()ed over while other threads use it.
+ * offsets and lengths at the edges, the device file closed, reopened or
+ * dup2()ed over while other threads use it, device resets, and failures
+ * injected through debugfs fail_nth into whichever step comes next.
  *
  * What must hold: the kernel stays up and its log clean (the VM runner
  * checks), unknown driver ioctl numbers fail with ENOTTY, a buffer created
@@ -72,7 +73,7 @@ enum op {
 	OP_SYNCOBJ_HANDLE_TO_FD, OP_SYNCOBJ_FD_TO_HANDLE, OP_SYNCOBJ_EVENTFD,
 	OP_PRIME_HANDLE_TO_FD, OP_PRIME_FD_TO_HANDLE, OP_RAW_DRIVER, OP_RAW_SIZE,
 	OP_FD_CLOSE, OP_FD_REOPEN, OP_FD_DUP, OP_POLL_FDINFO, OP_SCENARIO,
-	OP_RESET, OP_COUNT
+	OP_RESET, OP_INJECT, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
@@ -84,7 +85,7 @@ static const char *const op_names[OP_COUNT] = {
 	"SYNCOBJ_QUERY", "SYNCOBJ_TRANSFER", "SYNCOBJ_HANDLE_TO_FD",
 	"SYNCOBJ_FD_TO_HANDLE", "SYNCOBJ_EVENTFD", "PRIME_HANDLE_TO_FD",
 	"PRIME_FD_TO_HANDLE", "raw driver nr", "raw struct size", "close",
-	"reopen", "dup2", "poll+fdinfo", "scenario", "sysfs reset",
+	"reopen", "dup2", "poll+fdinfo", "scenario", "sysfs reset", "fail_nth",
 };
 
 /* Shared with the forked processes (MAP_SHARED). */
@@ -824,8 +825,11 @@ static void op_scenario(struct worker *w)
 				      .signal = { .handle = sync, .point = 1 } };
 	err = fz_ioctl(OP_SCENARIO, fd, DRM_IOCTL_VNPU_SUBMIT, &s);
 	if (err) {
-		/* Only limits may refuse a valid job. */
-		if (err != ENOMEM && err != EIO)
+		/*
+		 * Only a device needing a reset or an injected failure (ENOMEM,
+		 * or ENOENT from a failed syncobj lookup) may refuse a valid job.
+		 */
+		if (err != ENOMEM && err != EIO && err != ENOENT)
 			violation("valid submit failed with errno %d", err);
 		goto out;
 	}
@@ -898,6 +902,7 @@ static void fuzz_one(struct worker *w)
 		[OP_PRIME_FD_TO_HANDLE] = 1, [OP_RAW_DRIVER] = 3, [OP_RAW_SIZE] = 3,
 		[OP_FD_CLOSE] = 1, [OP_FD_REOPEN] = 2, [OP_FD_DUP] = 1,
 		[OP_POLL_FDINFO] = 1, [OP_SCENARIO] = 2, [OP_RESET] = 1,
+		[OP_INJECT] = 1,
 	};
 	unsigned int total = 0, pick;
 	enum op op;
@@ -930,6 +935,14 @@ static void fuzz_one(struct worker *w)
 			atomic_fetch_add(&stats->ioctls, 1);
 			record(op, -vnpu_sysfs_write(fd, "reset", "1"));
 		}
+		break;
+	case OP_INJECT:
+		/*
+		 * A failure injected into whichever fallible step comes next,
+		 * in whatever thread or process: error unwinding under races.
+		 */
+		atomic_fetch_add(&stats->ioctls, 1);
+		record(op, -vnpu_debugfs_write_u64(fd, "fail_nth", 1 + below(w, 20)));
 		break;
 	default: op_generic(w, fd, op); break;
 	}
@@ -1106,6 +1119,7 @@ TEST_F_TIMEOUT(fuzz, random_and_structured_ioctls, 86400)
 		}
 	}
 	close_slots();
+	vnpu_debugfs_write_u64(self->fd, "fail_nth", 0);
 
 	paths = count_paths(&ops_hit);
 	print_paths(_metadata);
