@@ -69,7 +69,7 @@ TOOLS += $(BUILD)/bin/vnpu-poold $(BUILD)/bin/vnpu-pool
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
-	$(BUILD)/selftests/vnpu_exec
+	$(BUILD)/selftests/vnpu_ops $(BUILD)/selftests/vnpu_exec
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
