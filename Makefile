@@ -6,6 +6,7 @@
 #   make check     install missing dependencies, run every test (host + VM)
 #   make demo      install missing dependencies, show the devices in the VM
 #   make lint      checkpatch --strict and a W=1 build of the module
+#   make fuzz      a long ioctl fuzz run in the VM (DURATION=seconds, SEED=n)
 #   make install   install module, udev rule, runtime, tools and man pages
 #                  (DESTDIR, PREFIX, LIBDIR, ...; see Documentation/install.rst)
 #   make uninstall remove what make install installed
@@ -73,6 +74,10 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 VM_TESTS += $(BUILD)/selftests/vnpu_topo
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
+# Hardening: fuzzer, fault injection, unplug/reset, SIGKILL stress, security.
+VM_TESTS += $(BUILD)/selftests/vnpu_fuzz $(BUILD)/selftests/vnpu_faults \
+	$(BUILD)/selftests/vnpu_unplug $(BUILD)/selftests/vnpu_kill_stress \
+	$(BUILD)/selftests/vnpu_security
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
@@ -91,7 +96,7 @@ HOST_TESTS += $(BUILD)/host/packaging-checks
 # purged (selftests/packaging/system-checks.sh; skips itself otherwise).
 HOST_TESTS += $(BUILD)/host/packaging-system
 
-.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
+.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
 .PHONY: bench-pool bench-topo bench-lease
@@ -316,6 +321,18 @@ bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime
 stress: deps
 	@$(MAKE) --no-print-directory all
 	@VNPU_TEST_TIMEOUT=3000 tools/vm/run-vm.sh --timeout 7200 --plan selftests/stress.plan --out $(BUILD)/stress
+
+# A long ioctl fuzz run in the VM: make fuzz DURATION=600 [SEED=n]
+# (seconds; results in build/fuzz). make check runs 20 s of it.
+DURATION ?= 300
+fuzz: deps
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/plans
+	@printf '%s\n' 'group fuzz vram_size_mb=64 host_size_mb=128' \
+		"run fuzz sh -c 'VNPU_FUZZ_SECONDS=$(DURATION) $(if $(SEED),VNPU_FUZZ_SEED=$(SEED) )build/selftests/vnpu_fuzz'" \
+		>$(BUILD)/plans/fuzz.plan
+	@VNPU_TEST_TIMEOUT=$$(($(DURATION) + 300)) tools/vm/run-vm.sh --timeout $$(($(DURATION) + 900)) \
+		--plan $(BUILD)/plans/fuzz.plan --out $(BUILD)/fuzz
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -24,15 +24,18 @@
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
 
 #include "vnpu_compat.h"
 #include "vnpu_debugfs.h"
 #include "vnpu_drv.h"
 #include "vnpu_engine.h"
+#include "vnpu_fault.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
 #include "vnpu_queue.h"
@@ -69,6 +72,16 @@ static unsigned int vnpu_max_queues_per_process = 64;
 module_param_named(max_queues_per_process, vnpu_max_queues_per_process, uint, 0444);
 MODULE_PARM_DESC(max_queues_per_process,
 		 "Queues one process may have per NPU (1-4096, default 64)");
+
+static unsigned int vnpu_max_bos_per_process = 16384;
+module_param_named(max_bos_per_process, vnpu_max_bos_per_process, uint, 0444);
+MODULE_PARM_DESC(max_bos_per_process,
+		 "Buffers one process may create and hold per NPU (1-1048576, default 16384)");
+
+static unsigned int vnpu_max_syncobjs_per_process = 4096;
+module_param_named(max_syncobjs_per_process, vnpu_max_syncobjs_per_process, uint, 0444);
+MODULE_PARM_DESC(max_syncobjs_per_process,
+		 "Syncobjs one process may hold per NPU (1-1048576, default 4096)");
 
 static int vnpu_numa_node[VNPU_MAX_DEVICES] = {
 	[0 ... VNPU_MAX_DEVICES - 1] = NUMA_NO_NODE
@@ -358,11 +371,65 @@ static long vnpu_ioctl_check(unsigned int cmd, unsigned long arg)
 	return 0;
 }
 
+/*
+ * Syncobj handles held on the device by the files of @proc, or by every
+ * open file if @proc is NULL. A walk, not a counter: the DRM core creates
+ * and destroys syncobjs (and drops them all when a file closes) without
+ * telling the driver.
+ */
+u64 vnpu_syncobj_count(struct vnpu_device *vdev, struct vnpu_process *proc)
+{
+	struct drm_file *file;
+	struct drm_syncobj *syncobj;
+	u64 count = 0;
+	int id;
+
+	mutex_lock(&vdev->drm.filelist_mutex);
+	list_for_each_entry(file, &vdev->drm.filelist, lhead) {
+		struct vnpu_file *vfile = file->driver_priv;
+
+		if (proc && (!vfile || vfile->proc != proc))
+			continue;
+		spin_lock(&file->syncobj_table_lock);
+		idr_for_each_entry(&file->syncobj_idr, syncobj, id)
+			count++;
+		spin_unlock(&file->syncobj_table_lock);
+	}
+	mutex_unlock(&vdev->drm.filelist_mutex);
+	return count;
+}
+
+/*
+ * SYNCOBJ_CREATE and SYNCOBJ_FD_TO_HANDLE add a handle: admitted only
+ * while the calling process holds fewer than max_syncobjs_per_process on
+ * the device (-EMFILE otherwise). Other ioctls pass through.
+ */
+static long vnpu_syncobj_limited_ioctl(struct file *filp, unsigned int cmd, unsigned long arg,
+				       long (*ioctl)(struct file *, unsigned int, unsigned long))
+{
+	struct drm_file *file = filp->private_data;
+	struct vnpu_device *vdev = to_vnpu_device(file->minor->dev);
+	struct vnpu_file *vfile = file->driver_priv;
+	long ret;
+
+	if (cmd != DRM_IOCTL_SYNCOBJ_CREATE && cmd != DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE)
+		return ioctl(filp, cmd, arg);
+
+	mutex_lock(&vdev->syncobj_lock);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_SYNCOBJ_LIMIT);
+	if (!ret && vnpu_syncobj_count(vdev, vfile->proc) >= vdev->max_syncobjs)
+		ret = -EMFILE;
+	if (!ret)
+		ret = ioctl(filp, cmd, arg);
+	mutex_unlock(&vdev->syncobj_lock);
+	return ret;
+}
+
 static long vnpu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	long ret = vnpu_ioctl_check(cmd, arg);
 
-	return ret ? ret : drm_ioctl(filp, cmd, arg);
+	return ret ? ret : vnpu_syncobj_limited_ioctl(filp, cmd, arg, drm_ioctl);
 }
 
 #ifdef CONFIG_COMPAT
@@ -370,7 +437,7 @@ static long vnpu_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long
 {
 	long ret = vnpu_ioctl_check(cmd, arg);
 
-	return ret ? ret : drm_compat_ioctl(filp, cmd, arg);
+	return ret ? ret : vnpu_syncobj_limited_ioctl(filp, cmd, arg, drm_compat_ioctl);
 }
 #else
 #define vnpu_compat_ioctl NULL
@@ -400,7 +467,11 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct vnpu_device *vdev = to_vnpu_device(drm);
 	struct vnpu_file *vfile;
+	int ret;
 
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_OPEN_FILE);
+	if (ret)
+		return ret;
 	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
 	if (!vfile)
 		return -ENOMEM;
@@ -413,13 +484,17 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 		kfree(vfile);
 		return -ENOMEM;
 	}
-	vfile->client = vnpu_client_alloc();
-	if (!vfile->client) {
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_OPEN_CLIENT);
+	if (!ret) {
+		vfile->client = vnpu_client_alloc();
+		ret = vfile->client ? 0 : -ENOMEM;
+	}
+	if (ret) {
 		mutex_lock(&vdev->mem_lock);
 		vnpu_process_put_locked(vdev, vfile->proc);
 		mutex_unlock(&vdev->mem_lock);
 		kfree(vfile);
-		return -ENOMEM;
+		return ret;
 	}
 	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = vfile;
@@ -503,11 +578,16 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	vdev->num_compute_engines = vnpu_compute_engines;
 	vdev->num_copy_engines = vnpu_copy_engines;
 	vdev->max_queues = vnpu_max_queues_per_process;
+	vdev->max_bos = vnpu_max_bos_per_process;
+	vdev->max_syncobjs = vnpu_max_syncobjs_per_process;
 	vdev->job_timeout_ms = vnpu_job_timeout_ms;
 	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
 	spin_lock_init(&vdev->health_lock);
 	atomic64_set(&vdev->reset_gen, 0);
 	platform_set_drvdata(pdev, vdev);
+	ret = drmm_mutex_init(&vdev->drm, &vdev->syncobj_lock);
+	if (ret)
+		return ret;
 
 	/* Importers map peer buffers for DMA; the emulated bus is 64-bit. */
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
@@ -575,7 +655,11 @@ static int vnpu_check_params(void)
 	    !vnpu_param_in_range("job_timeout_ms", vnpu_job_timeout_ms, 1,
 				 VNPU_MAX_TIMEOUT_MS) ||
 	    !vnpu_param_in_range("max_queues_per_process", vnpu_max_queues_per_process, 1,
-				 VNPU_MAX_QUEUES))
+				 VNPU_MAX_QUEUES) ||
+	    !vnpu_param_in_range("max_bos_per_process", vnpu_max_bos_per_process, 1,
+				 VNPU_MAX_BOS) ||
+	    !vnpu_param_in_range("max_syncobjs_per_process", vnpu_max_syncobjs_per_process, 1,
+				 VNPU_MAX_SYNCOBJS))
 		return -EINVAL;
 
 	if (vnpu_numa_node_count > vnpu_num_devices) {

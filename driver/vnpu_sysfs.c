@@ -34,6 +34,7 @@
  *   largest buffer that can be created now
  * - host_used_bytes: host-pinned and imported bytes placed in the host range
  * - bo_count: live buffers created on the device (imports excluded)
+ * - syncobj_count: syncobj handles held by the open files of the device
  * - default_quota_bytes: VRAM hard and soft limit of processes that first
  *   use the device from now on; "max" for none. Root may write a byte count
  *   or "max".
@@ -215,6 +216,13 @@ static ssize_t bo_count_show(struct device *dev, struct device_attribute *attr, 
 }
 static DEVICE_ATTR_RO(bo_count);
 
+static ssize_t syncobj_count_show(struct device *dev, struct device_attribute *attr,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", vnpu_syncobj_count(dev_to_vnpu(dev), NULL));
+}
+static DEVICE_ATTR_RO(syncobj_count);
+
 static ssize_t vram_largest_free_bytes_show(struct device *dev,
 					    struct device_attribute *attr, char *buf)
 {
@@ -314,6 +322,7 @@ static struct attribute *vnpu_attrs[] = {
 	&dev_attr_vram_largest_free_bytes.attr,
 	&dev_attr_host_used_bytes.attr,
 	&dev_attr_bo_count.attr,
+	&dev_attr_syncobj_count.attr,
 	&dev_attr_default_quota_bytes.attr,
 	&dev_attr_reset.attr,
 	&dev_attr_reset_count.attr,

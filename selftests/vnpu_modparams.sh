@@ -43,7 +43,7 @@ if [ "$(id -u)" != 0 ] || grep -q '^vnpu ' /proc/modules; then
 	echo "# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0"
 	exit 4
 fi
-echo "1..28"
+echo "1..32"
 
 # The module's own dependencies (drm, ...) must be there for its init to run.
 for dep in $(modinfo -F depends "$ko" | tr ',' ' '); do
@@ -63,6 +63,10 @@ refuses "copy_engines=9" "copy_engines=9 is out of range"
 refuses "job_timeout_ms=0" "job_timeout_ms=0 is out of range (1-3600000)"
 refuses "max_queues_per_process=0" "max_queues_per_process=0 is out of range (1-4096)"
 refuses "max_queues_per_process=4097" "max_queues_per_process=4097 is out of range"
+refuses "max_bos_per_process=0" "max_bos_per_process=0 is out of range (1-1048576)"
+refuses "max_bos_per_process=1048577" "max_bos_per_process=1048577 is out of range"
+refuses "max_syncobjs_per_process=0" "max_syncobjs_per_process=0 is out of range (1-1048576)"
+refuses "max_syncobjs_per_process=1048577" "max_syncobjs_per_process=1048577 is out of range"
 refuses "num_devices=1 numa_node=0,0" "numa_node lists 2 nodes for 1 devices"
 refuses "numa_node=-2" "numa_node=-2 for device 0 is not an online node"
 refuses "numa_node=1023" "numa_node=1023 for device 0 is not an online node"

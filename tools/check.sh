@@ -48,7 +48,8 @@ sed 's/^/[host-checks] /' "$checks"
 logs+=("$checks")
 
 echo "== VM tests"
-tools/vm/run-vm.sh --plan selftests/vm.plan --out "$results/vm"
+# The hardening groups add a few minutes; a loaded 2-core host needs the room.
+tools/vm/run-vm.sh --timeout 2700 --plan selftests/vm.plan --out "$results/vm"
 vm_rc=$?
 # Every suite log the guest wrote, plus the runner's own checks (missing if
 # the VM never got that far, which the summary then counts as a failure).

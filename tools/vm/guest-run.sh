@@ -61,7 +61,7 @@ tmo=${VNPU_TEST_TIMEOUT:-600}
 checks=$out/vm-checks.log
 
 # Patterns that mean the kernel complained, whatever the tests reported.
-dmesg_bad='BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:|possible circular locking|sleeping function called from invalid context|Call Trace:|kmemleak:|hung_task|soft lockup|list_add corruption|ODEBUG:'
+dmesg_bad='BUG:|WARNING:|Oops|general protection fault|KASAN:|UBSAN:|possible circular locking|sleeping function called from invalid context|Call Trace:|kmemleak:|hung_task|INFO: task [^ ]* blocked|soft lockup|rcu: INFO:|self-detected stall|list_add corruption|ODEBUG:'
 # Taint bits that are expected for an unsigned out-of-tree module.
 taint_ok=$((4096 | 8192))
 
