@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 /* Elements of an array of @rows rows of @cols with leading dimension @ld. */
 static int extent(uint32_t rows, uint32_t cols, uint32_t ld, uint64_t *elems)
@@ -124,6 +125,7 @@ static int kernel_args(struct vnpu_ctx *ctx, const struct vnpu_kernel *k,
 
 int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
 {
+	VNPU_TRACE_API();
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_KERNEL,
 				    .size = sizeof(struct drm_vnpu_kernel_args) };
 	struct drm_vnpu_kernel_args args;
