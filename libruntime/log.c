@@ -71,11 +71,15 @@ void vnpu_describe_caller(void *addr, char *buf, size_t len)
 {
 	Dl_info info;
 
-	if (addr && dladdr(addr, &info) && info.dli_sname)
+	if (!addr) {
+		snprintf(buf, len, "the runtime");
+		return;
+	}
+	if (dladdr(addr, &info) && info.dli_sname)
 		snprintf(buf, len, "%s+0x%lx (%s)", info.dli_sname,
 			 (unsigned long)((char *)addr - (char *)info.dli_saddr),
 			 info.dli_fname ? info.dli_fname : "?");
-	else if (addr && dladdr(addr, &info) && info.dli_fname)
+	else if (dladdr(addr, &info) && info.dli_fname)
 		snprintf(buf, len, "%p (%s+0x%lx)", addr, info.dli_fname,
 			 (unsigned long)((char *)addr - (char *)info.dli_fbase));
 	else

@@ -1402,6 +1402,13 @@ static int run_watch(int pid, double interval, long count)
 			usleep((useconds_t)(interval * 1e6));
 	}
 	/*
+	 * A process that exited closed its files on the way out: samples
+	 * taken after it closed its last one are its teardown, not a return
+	 * to the baseline.
+	 */
+	while (exited && n > 0 && s[n - 1][W_CTX] == 0)
+		n--;
+	/*
 	 * Growth that does not return to baseline: the last sample is above
 	 * the first and no sample of the second half came back down to it.
 	 */
