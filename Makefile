@@ -69,7 +69,7 @@ TOOLS += $(BUILD)/bin/vnpu-poold $(BUILD)/bin/vnpu-pool
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
-	$(BUILD)/selftests/vnpu_exec
+	$(BUILD)/selftests/vnpu_ops $(BUILD)/selftests/vnpu_exec
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
@@ -181,7 +181,7 @@ $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BU
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
 bench-planner: $(BUILD)/bin/vnpu-plan
-	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms |"
+	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms | cpu ms | nodes |"
 	@for f in $(PLANNER_DATA)/*.csv; do \
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \

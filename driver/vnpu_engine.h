@@ -16,6 +16,7 @@
 #include <drm/gpu_scheduler.h>
 
 #include "vnpu_drv.h"
+#include "vnpu_ops.h"
 
 struct drm_gem_object;
 struct vnpu_kernel_op;
@@ -180,8 +181,8 @@ static inline struct vnpu_job *to_vnpu_job(struct drm_sched_job *job)
 int vnpu_engines_init(struct vnpu_device *vdev);
 void vnpu_engines_unplug(struct vnpu_device *vdev);
 
-/* Device ranges one command may resolve: KERNEL's args, A, B and C. */
-#define VNPU_CMD_MAX_BOS 4
+/* Device ranges one command may resolve: KERNEL's args and its arrays. */
+#define VNPU_CMD_MAX_BOS (1 + VNPU_KERNEL_MAX_ARRAYS)
 
 struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev, struct vnpu_queue_state *qs,
 				u32 cmd_count);

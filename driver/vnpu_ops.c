@@ -347,6 +347,10 @@ static void vnpu_run_gemm_i8(const struct vnpu_kernel_op *op, const bool *aborte
  */
 void vnpu_kernel_run(const struct vnpu_kernel_op *op, const bool *aborted)
 {
+	if (op->op >= DRM_VNPU_OP_T_COPY) {
+		vnpu_tensor_run(op, aborted);
+		return;
+	}
 	switch (op->op) {
 	case DRM_VNPU_OP_GEMM:
 		vnpu_run_gemm(op, aborted);

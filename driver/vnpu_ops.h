@@ -7,12 +7,15 @@
 
 #include <linux/types.h>
 
-struct drm_vnpu_kernel_args;
+#include <drm/vnpu_accel.h>
 
 /* Floating-point work of one FPU section: at most this many elements. */
 #define VNPU_FPU_CHUNK 1024
 /* GEMM: at most this many multiply-adds per FPU section. */
 #define VNPU_FPU_GEMM_MACS 2048
+
+/* Pools: at most this many window elements per output element. */
+#define VNPU_MAX_POOL_WINDOW 4096
 
 /* Initial accumulators, as fp32 bit patterns. */
 #define VNPU_FP32_ZERO 0x00000000u
@@ -33,6 +36,9 @@ struct drm_vnpu_kernel_args;
  * @a: kernel address of A
  * @b: kernel address of B, or NULL
  * @c: kernel address of C
+ * @t: tensor operators: the checked arguments, dimensions merged where the
+ *	layout allows (vnpu_tensor_prepare())
+ * @norm: BATCHNORM: kernel addresses of scale, bias, mean and var
  *
  * No floating-point types here: this header is shared between FPU and
  * non-FPU code.
@@ -51,21 +57,97 @@ struct vnpu_kernel_op {
 	const void *a;
 	const void *b;
 	void *c;
+	struct drm_vnpu_tensor_args t;
+	const void *norm[4];
 };
+
+/* Arrays of an operator: A, B, C and the four BATCHNORM arrays. */
+#define VNPU_KERNEL_MAX_ARRAYS 7
 
 /**
  * struct vnpu_kernel_ranges - device ranges a KERNEL command touches
- * @addr: device address of A, B and C
- * @size: bytes of A, B and C; 0 for an unused array
+ * @addr: device address of A, B, C, then scale, bias, mean and var
+ * @size: bytes of each array; 0 for an unused array
  */
 struct vnpu_kernel_ranges {
-	u64 addr[3];
-	u64 size[3];
+	u64 addr[VNPU_KERNEL_MAX_ARRAYS];
+	u64 size[VNPU_KERNEL_MAX_ARRAYS];
 };
 
 int vnpu_kernel_check(const struct drm_vnpu_kernel_args *args,
 		      struct vnpu_kernel_ranges *ranges);
+int vnpu_tensor_check(const struct drm_vnpu_tensor_args *args,
+		      struct vnpu_kernel_ranges *ranges);
+void vnpu_tensor_prepare(struct drm_vnpu_tensor_args *t);
 void vnpu_kernel_run(const struct vnpu_kernel_op *op, const bool *aborted);
+void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted);
+
+/**
+ * struct vnpu_iter - position in an iteration space and in its tensors
+ * @ndim: dimensions, 0 for a single point
+ * @shape: sizes of the dimensions
+ * @idx: the index of the position
+ * @stride: element strides of up to three tensors
+ * @off: element offsets of the position in the three tensors
+ *
+ * Walks the space in row-major order. Integer only, shared by both files.
+ */
+struct vnpu_iter {
+	u32 ndim;
+	u32 shape[DRM_VNPU_TENSOR_MAX_DIMS];
+	u32 idx[DRM_VNPU_TENSOR_MAX_DIMS];
+	u32 stride[3][DRM_VNPU_TENSOR_MAX_DIMS];
+	u64 off[3];
+};
+
+/* Elements left in the last dimension from the position of @it. */
+static inline u32 vnpu_iter_run(const struct vnpu_iter *it)
+{
+	return it->ndim ? it->shape[it->ndim - 1] - it->idx[it->ndim - 1] : 1;
+}
+
+/*
+ * Moves @it @n positions on, @n <= vnpu_iter_run(); from the last position
+ * it wraps to the first.
+ */
+static inline void vnpu_iter_advance(struct vnpu_iter *it, u32 n)
+{
+	int d = it->ndim - 1, t;
+
+	if (d < 0)
+		return;
+	for (t = 0; t < 3; t++)
+		it->off[t] += (u64)n * it->stride[t][d];
+	it->idx[d] += n;
+	while (it->idx[d] == it->shape[d]) {
+		for (t = 0; t < 3; t++)
+			it->off[t] -= (u64)it->shape[d] * it->stride[t][d];
+		it->idx[d] = 0;
+		if (--d < 0)
+			return;
+		for (t = 0; t < 3; t++)
+			it->off[t] += it->stride[t][d];
+		it->idx[d]++;
+	}
+}
+
+/**
+ * struct vnpu_reduce - a reduction in progress (REDUCE_*, DOT)
+ * @outer: position over the kept dimensions (A, B and C offsets)
+ * @inner: position over the reduced dimensions (A and B offsets)
+ * @inner_points: points of @inner per output element
+ * @inner_left: points of the current output element still to add
+ * @outer_left: output elements still to compute, the current one included
+ * @acc: the accumulator of the current output element, fp32 bits
+ */
+struct vnpu_reduce {
+	struct vnpu_iter outer;
+	struct vnpu_iter inner;
+	u64 inner_points;
+	u64 inner_left;
+	u64 outer_left;
+	u32 acc;
+};
 
 /*
  * vnpu_ops_fpu.c, built with the FPU flags: call only between
@@ -80,5 +162,14 @@ void vnpu_fpu_gemm_row(const struct vnpu_kernel_op *op, u32 i, u32 j0, u32 j1);
 u32 vnpu_fpu_gemm_dot(const struct vnpu_kernel_op *op, u32 i, u32 j, u32 p0, u32 p1,
 		      u32 acc);
 void vnpu_fpu_gemm_store(const struct vnpu_kernel_op *op, u32 i, u32 j, u32 acc);
+void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 count);
+void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u32 budget);
+u32 vnpu_fpu_t_group_max(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u64 a0,
+			 u32 count, u32 acc);
+u32 vnpu_fpu_t_group_exp(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u64 a0,
+			 u64 c0, u32 count, u32 max, u32 acc);
+void vnpu_fpu_t_group_div(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u64 c0,
+			  u32 count, u32 sum);
+u32 vnpu_fpu_t_pool(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 count);
 
 #endif /* __VNPU_OPS_H__ */

@@ -11,6 +11,8 @@
  * the file boundary as u32 fp32 bit patterns.
  */
 
+#include <linux/minmax.h>
+
 #include <drm/vnpu_accel.h>
 
 #include "vnpu_ops.h"
@@ -65,6 +67,67 @@ static double vnpu_exp(double x)
 	    r * (1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800)))))))))));
 	scale.u = (u64)(n + 1023) << 52;
 	return p * scale.d;
+}
+
+/* e^r - 1 for |r| <= ln2 / 2 by its Taylor series, no cancellation. */
+static double vnpu_expm1_small(double r)
+{
+	return r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 +
+	       r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 +
+	       r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (1.0 / 479001600))))))))))));
+}
+
+/* tanh: e^2x - 1 over e^2x + 1, the small values without cancellation. */
+static double vnpu_tanh(double x)
+{
+	double ax = x < 0 ? -x : x, t, e;
+
+	if (__builtin_isnan(x))
+		return x;
+	if (ax < 0.17) {
+		e = vnpu_expm1_small(2.0 * ax);
+		t = e / (e + 2.0);
+	} else if (ax > 20.0) {
+		t = 1.0;
+	} else {
+		t = 1.0 - 2.0 / (vnpu_exp(2.0 * ax) + 1.0);
+	}
+	return x < 0 ? -t : t;
+}
+
+/* 1 / (1 + e^-x), from the side where the exponential cannot overflow. */
+static double vnpu_sigmoid(double x)
+{
+	double e;
+
+	if (x >= 0)
+		return 1.0 / (1.0 + vnpu_exp(-x));
+	e = vnpu_exp(x);
+	return e / (1.0 + e);
+}
+
+/*
+ * Square root by Newton's method from a guess that halves the exponent
+ * (within 6%), five steps: below one double ulp for normal numbers.
+ */
+static double vnpu_sqrt(double x)
+{
+	union {
+		u64 u;
+		double d;
+	} v = { .d = x };
+	double y;
+	int i;
+
+	if (x == 0.0 || __builtin_isnan(x) || x == __builtin_inf())
+		return x;
+	if (x < 0.0)
+		return __builtin_nan("");
+	v.u = (v.u >> 1) + 0x1ff8000000000000ULL;
+	y = v.d;
+	for (i = 0; i < 5; i++)
+		y = 0.5 * (y + x / y);
+	return y;
 }
 
 /* GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
@@ -224,4 +287,258 @@ void vnpu_fpu_gemm_row(const struct vnpu_kernel_op *op, u32 i, u32 j0, u32 j1)
 	for (j = j0; j < j1; j++)
 		vnpu_fpu_gemm_store(op, i, j, vnpu_fpu_gemm_dot(op, i, j, 0, op->k,
 								VNPU_FP32_ZERO));
+}
+
+static inline float vnpu_t_binary(u32 op, float p, float q)
+{
+	switch (op) {
+	case DRM_VNPU_OP_T_ADD:
+		return p + q;
+	case DRM_VNPU_OP_T_SUB:
+		return p - q;
+	case DRM_VNPU_OP_T_MUL:
+		return p * q;
+	case DRM_VNPU_OP_T_DIV:
+		return p / q;
+	case DRM_VNPU_OP_T_MAX:
+		return p > q ? p : q;
+	default: /* DRM_VNPU_OP_T_MIN */
+		return p < q ? p : q;
+	}
+}
+
+static inline float vnpu_t_unary(u32 op, float p)
+{
+	switch (op) {
+	case DRM_VNPU_OP_T_RELU:
+		return p > 0.0f ? p : 0.0f;
+	case DRM_VNPU_OP_T_SIGMOID:
+		return (float)vnpu_sigmoid(p);
+	case DRM_VNPU_OP_T_TANH:
+		return (float)vnpu_tanh(p);
+	default: /* DRM_VNPU_OP_T_EXP */
+		return (float)vnpu_exp(p);
+	}
+}
+
+/* Stride of the last dimension of tensor @t of @it, 0 for a single point. */
+static inline size_t vnpu_iter_step(const struct vnpu_iter *it, int t)
+{
+	return it->ndim ? it->stride[t][it->ndim - 1] : 0;
+}
+
+/* BATCHNORM factors of channel @ch: C = A * @mul + @add. */
+static void vnpu_t_norm_factors(const struct vnpu_kernel_op *op, u32 ch, double *mul,
+				double *add)
+{
+	const float *scale = op->norm[0], *bias = op->norm[1];
+	const float *mean = op->norm[2], *var = op->norm[3];
+	double s = scale[ch] / vnpu_sqrt((double)var[ch] + vnpu_bits_to_f32(op->t.norm.epsilon));
+
+	*mul = s;
+	*add = bias[ch] - mean[ch] * s;
+}
+
+/* BATCHNORM of @n points along the last dimension from the position of @it. */
+static void vnpu_t_norm_run(const struct vnpu_kernel_op *op, const struct vnpu_iter *it,
+			    const float *x, float *z, u32 n)
+{
+	u32 axis = op->t.norm.axis, last = it->ndim - 1, i;
+	size_t sa = vnpu_iter_step(it, 0), sc = vnpu_iter_step(it, 2);
+	double mul, add;
+
+	if (axis != last) {
+		vnpu_t_norm_factors(op, it->idx[axis], &mul, &add);
+		for (i = 0; i < n; i++)
+			z[i * sc] = (float)(x[i * sa] * mul + add);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		vnpu_t_norm_factors(op, it->idx[last] + i, &mul, &add);
+		z[i * sc] = (float)(x[i * sa] * mul + add);
+	}
+}
+
+/* Elementwise operators and BATCHNORM: @count points from @it on. */
+void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 count)
+{
+	const float *a = op->a, *b = op->b;
+	float *c = op->c;
+	u32 o = op->t.op;
+
+	while (count) {
+		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
+		size_t sa = vnpu_iter_step(it, 0), sb = vnpu_iter_step(it, 1);
+		size_t sc = vnpu_iter_step(it, 2);
+		const float *x = a + it->off[0];
+		float *z = c + it->off[2];
+
+		if (o == DRM_VNPU_OP_T_BATCHNORM) {
+			vnpu_t_norm_run(op, it, x, z, n);
+		} else if (b) {
+			const float *y = b + it->off[1];
+
+			for (i = 0; i < n; i++)
+				z[i * sc] = vnpu_t_binary(o, x[i * sa], y[i * sb]);
+		} else {
+			for (i = 0; i < n; i++)
+				z[i * sc] = vnpu_t_unary(o, x[i * sa]);
+		}
+		vnpu_iter_advance(it, n);
+		count -= n;
+	}
+}
+
+/* Reductions and DOT: at most @budget points, storing finished outputs. */
+void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u32 budget)
+{
+	const float *a = op->a, *b = op->b;
+	float *c = op->c, acc = vnpu_bits_to_f32(r->acc);
+	struct vnpu_iter *in = &r->inner;
+	u32 o = op->t.op;
+
+	while (r->outer_left && budget) {
+		if (r->inner_left) {
+			u32 n = min_t(u64, min_t(u32, budget, vnpu_iter_run(in)), r->inner_left), i;
+			const float *x = a + r->outer.off[0] + in->off[0];
+			size_t sa = vnpu_iter_step(in, 0);
+
+			if (o == DRM_VNPU_OP_T_DOT) {
+				const float *y = b + r->outer.off[1] + in->off[1];
+				size_t sb = vnpu_iter_step(in, 1);
+
+				for (i = 0; i < n; i++)
+					acc += x[i * sa] * y[i * sb];
+			} else if (o == DRM_VNPU_OP_T_REDUCE_MAX) {
+				for (i = 0; i < n; i++)
+					acc = x[i * sa] > acc ? x[i * sa] : acc;
+			} else {
+				for (i = 0; i < n; i++)
+					acc += x[i * sa];
+			}
+			vnpu_iter_advance(in, n);
+			r->inner_left -= n;
+			budget -= n;
+			continue;
+		}
+		if (o == DRM_VNPU_OP_T_REDUCE_MEAN)
+			acc = acc / (float)r->inner_points;
+		c[r->outer.off[2]] = acc;
+		vnpu_iter_advance(&r->outer, 1);
+		r->outer_left--;
+		r->inner_left = r->inner_points;
+		acc = vnpu_bits_to_f32(o == DRM_VNPU_OP_T_REDUCE_MAX ? VNPU_FP32_NEG_INF :
+				       VNPU_FP32_ZERO);
+		budget--;
+	}
+	r->acc = vnpu_f32_to_bits(acc);
+}
+
+/* SOFTMAX pass 1: the maximum of A over @count points of group @a0. */
+u32 vnpu_fpu_t_group_max(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u64 a0,
+			 u32 count, u32 acc)
+{
+	float m = vnpu_bits_to_f32(acc);
+
+	while (count) {
+		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
+		const float *x = (const float *)op->a + a0 + it->off[0];
+		size_t sa = vnpu_iter_step(it, 0);
+
+		for (i = 0; i < n; i++)
+			m = x[i * sa] > m ? x[i * sa] : m;
+		vnpu_iter_advance(it, n);
+		count -= n;
+	}
+	return vnpu_f32_to_bits(m);
+}
+
+/* SOFTMAX pass 2: C = exp(A - max), returns the running sum. */
+u32 vnpu_fpu_t_group_exp(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u64 a0,
+			 u64 c0, u32 count, u32 max, u32 acc)
+{
+	float m = vnpu_bits_to_f32(max), s = vnpu_bits_to_f32(acc);
+
+	while (count) {
+		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
+		const float *x = (const float *)op->a + a0 + it->off[0];
+		float *z = (float *)op->c + c0 + it->off[2];
+		size_t sa = vnpu_iter_step(it, 0), sc = vnpu_iter_step(it, 2);
+
+		for (i = 0; i < n; i++) {
+			float e = (float)vnpu_exp((double)x[i * sa] - m);
+
+			z[i * sc] = e;
+			s += e;
+		}
+		vnpu_iter_advance(it, n);
+		count -= n;
+	}
+	return vnpu_f32_to_bits(s);
+}
+
+/* SOFTMAX pass 3: C /= sum. */
+void vnpu_fpu_t_group_div(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u64 c0,
+			  u32 count, u32 sum)
+{
+	float d = vnpu_bits_to_f32(sum);
+
+	while (count) {
+		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
+		float *z = (float *)op->c + c0 + it->off[2];
+		size_t sc = vnpu_iter_step(it, 2);
+
+		for (i = 0; i < n; i++)
+			z[i * sc] = z[i * sc] / d;
+		vnpu_iter_advance(it, n);
+		count -= n;
+	}
+}
+
+/*
+ * MAXPOOL, AVGPOOL: up to @count output elements from @it on, stopping
+ * once VNPU_FPU_CHUNK window positions were visited; returns the number done.
+ */
+u32 vnpu_fpu_t_pool(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 count)
+{
+	const struct drm_vnpu_tensor_window *w = &op->t.window;
+	bool is_max = op->t.op == DRM_VNPU_OP_T_MAXPOOL;
+	bool incl = op->t.flags & DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD;
+	s64 in_h = op->t.shape[2], in_w = op->t.shape[3];
+	s64 pad_h_end = in_h + w->pad_bottom, pad_w_end = in_w + w->pad_right;
+	const float *a = op->a;
+	float *c = op->c;
+	u32 done = 0, visited = 0, i, j;
+
+	while (done < count && visited < VNPU_FPU_CHUNK) {
+		s64 h0 = (s64)it->idx[2] * w->stride_h - w->pad_top;
+		s64 w0 = (s64)it->idx[3] * w->stride_w - w->pad_left;
+		float acc = is_max ? vnpu_bits_to_f32(VNPU_FP32_NEG_INF) : 0.0f;
+		u32 inside = 0, padded = 0;
+
+		for (i = 0; i < w->kernel_h; i++) {
+			s64 h = h0 + (s64)i * w->dilation_h;
+
+			for (j = 0; j < w->kernel_w; j++) {
+				s64 x = w0 + (s64)j * w->dilation_w;
+				float v;
+
+				if (h < pad_h_end && x < pad_w_end)
+					padded++;
+				if (h < 0 || h >= in_h || x < 0 || x >= in_w)
+					continue;
+				v = a[it->off[0] + (u64)h * op->t.stride_a[2] +
+				      (u64)x * op->t.stride_a[3]];
+				acc = is_max ? (v > acc ? v : acc) : acc + v;
+				inside++;
+			}
+		}
+		if (!is_max)
+			acc = acc / (float)(incl ? padded : inside);
+		c[it->off[2]] = acc;
+		visited += w->kernel_h * w->kernel_w;
+		vnpu_iter_advance(it, 1);
+		done++;
+	}
+	return done;
 }

@@ -291,8 +291,10 @@ static int vnpu_cmd_check(const struct drm_vnpu_cmd *cmd)
 			return -EINVAL;
 		return 0;
 	case DRM_VNPU_CMD_KERNEL:
-		if (cmd->dst || cmd->pattern || cmd->src % 8 ||
-		    cmd->size != sizeof(struct drm_vnpu_kernel_args))
+		/* The layout, chosen by the operator, is checked at resolve. */
+		if (cmd->dst || cmd->pattern || cmd->src % 8 || cmd->size % 8 ||
+		    cmd->size < sizeof(struct drm_vnpu_kernel_args) ||
+		    cmd->size > DRM_VNPU_KERNEL_ARGS_MAX_SIZE)
 			return -EINVAL;
 		return check_add_overflow(cmd->src, cmd->size, &end) ? -EINVAL : 0;
 	case DRM_VNPU_CMD_HANG:
@@ -379,46 +381,94 @@ static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 a
 }
 
 /*
+ * Copies the arguments of tensor operator @op, @size bytes at @src: the
+ * kernel's struct, the bytes past it zero (-E2BIG), checks and prepares them.
+ */
+static int vnpu_tensor_args_copy(struct drm_vnpu_tensor_args *args, u32 op, const u8 *src,
+				 u64 size, struct vnpu_kernel_ranges *r)
+{
+	int ret;
+
+	if (size < DRM_VNPU_TENSOR_ARGS_SIZE_V1)
+		return -EINVAL;
+	memset(args, 0, sizeof(*args));
+	memcpy(args, src, min_t(u64, size, sizeof(*args)));
+	args->op = op;
+	if (size > sizeof(*args) && memchr_inv(src + sizeof(*args), 0, size - sizeof(*args)))
+		return -E2BIG;
+	ret = vnpu_tensor_check(args, r);
+	if (!ret)
+		vnpu_tensor_prepare(args);
+	return ret;
+}
+
+/*
  * Reads the arguments of a KERNEL command from device memory, checks them
- * and resolves the arrays they name.
+ * and resolves the arrays they name. The operator, the first member of
+ * both layouts, chooses the layout.
  */
 static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
 				   const struct drm_vnpu_cmd *cmd, struct vnpu_exec_cmd *exec)
 {
+	struct vnpu_kernel_op *kop;
 	struct drm_vnpu_kernel_args args;
 	struct vnpu_kernel_ranges r = {};
-	struct vnpu_kernel_op *kop;
-	void *ptr[3] = {};
+	void *ptr[VNPU_KERNEL_MAX_ARRAYS] = {};
 	const void *src;
 	u64 end;
+	u32 op;
 	int i, ret;
 
 	src = vnpu_job_resolve(job, file, cmd->src, cmd->size);
 	if (IS_ERR(src))
 		return PTR_ERR(src);
-	memcpy(&args, src, sizeof(args));
-	ret = vnpu_kernel_check(&args, &r);
-	if (ret)
-		return ret;
-	for (i = 0; i < 3; i++) {
-		if (!r.size[i])
-			continue;
-		if (check_add_overflow(r.addr[i], r.size[i], &end))
-			return -EINVAL;
-		ptr[i] = vnpu_job_resolve(job, file, r.addr[i], r.size[i]);
-		if (IS_ERR(ptr[i]))
-			return PTR_ERR(ptr[i]);
-	}
-
 	kop = kzalloc(sizeof(*kop), GFP_KERNEL);
 	if (!kop)
 		return -ENOMEM;
-	*kop = (struct vnpu_kernel_op){
-		.op = args.op, .flags = args.flags, .m = args.m, .n = args.n, .k = args.k,
-		.alpha = args.alpha, .beta = args.beta,
-		.lda = args.lda, .ldb = args.ldb, .ldc = args.ldc,
-		.a = ptr[0], .b = ptr[1], .c = ptr[2],
-	};
+	/* Read once: userspace may change the memory at any time. */
+	op = READ_ONCE(*(const u32 *)src);
+	if (op >= DRM_VNPU_OP_T_COPY) {
+		ret = vnpu_tensor_args_copy(&kop->t, op, src, cmd->size, &r);
+	} else if (cmd->size != sizeof(args)) {
+		ret = -EINVAL;
+	} else {
+		memcpy(&args, src, sizeof(args));
+		args.op = op;
+		ret = vnpu_kernel_check(&args, &r);
+	}
+	for (i = 0; !ret && i < VNPU_KERNEL_MAX_ARRAYS; i++) {
+		if (!r.size[i])
+			continue;
+		if (check_add_overflow(r.addr[i], r.size[i], &end)) {
+			ret = -EINVAL;
+			break;
+		}
+		ptr[i] = vnpu_job_resolve(job, file, r.addr[i], r.size[i]);
+		if (IS_ERR(ptr[i]))
+			ret = PTR_ERR(ptr[i]);
+	}
+	if (ret) {
+		kfree(kop);
+		return ret;
+	}
+
+	kop->op = op;
+	kop->a = ptr[0];
+	kop->b = ptr[1];
+	kop->c = ptr[2];
+	if (op < DRM_VNPU_OP_T_COPY) {
+		kop->flags = args.flags;
+		kop->m = args.m;
+		kop->n = args.n;
+		kop->k = args.k;
+		kop->alpha = args.alpha;
+		kop->beta = args.beta;
+		kop->lda = args.lda;
+		kop->ldb = args.ldb;
+		kop->ldc = args.ldc;
+	}
+	for (i = 0; i < 4; i++)
+		kop->norm[i] = ptr[3 + i];
 	exec->kop = kop;
 	return 0;
 }

@@ -118,6 +118,33 @@ int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
 	return *obj ? VNPU_SUCCESS : VNPU_ERROR_INVALID_HANDLE;
 }
 
+int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
+			   struct vnpu_obj **obj, int *ref)
+{
+	pthread_mutex_t *lock = NULL;
+	struct slot *s;
+	int status = vnpu_rt_enter();
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	pthread_mutex_lock(&table_lock);
+	s = find_locked(handle, type);
+	if (s) {
+		*obj = s->obj;
+		lock = (pthread_mutex_t *)((char *)s->obj + lock_offset);
+		/* Never wait for it here: its holder may want table_lock. */
+		*ref = pthread_mutex_trylock(lock) != 0;
+		if (*ref)
+			atomic_fetch_add(&s->obj->refs, 1);
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (!s)
+		return VNPU_ERROR_INVALID_HANDLE;
+	if (*ref)
+		pthread_mutex_lock(lock);
+	return VNPU_SUCCESS;
+}
+
 /* @caller: return address of the destroying API call, NULL if the runtime's own. */
 struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *caller)
 {

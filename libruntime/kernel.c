@@ -123,39 +123,173 @@ static int kernel_args(struct vnpu_ctx *ctx, const struct vnpu_kernel *k,
 	return VNPU_SUCCESS;
 }
 
-int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
+/* Elements spanned by a tensor of @ndim dimensions @shape with @stride. */
+static uint64_t span(uint32_t ndim, const uint32_t *shape, const uint32_t *stride)
 {
-	VNPU_TRACE_API();
-	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_KERNEL,
-				    .size = sizeof(struct drm_vnpu_kernel_args) };
-	struct drm_vnpu_kernel_args args;
+	uint64_t elems = 1;
+
+	/* Dimensions below 2^24 and strides below 2^32: no overflow. */
+	for (uint32_t d = 0; d < ndim; d++)
+		elems += (uint64_t)(shape[d] - 1) * stride[d];
+	return elems;
+}
+
+static int tensor_array_ok(struct vnpu_ctx *ctx, uint64_t addr, uint64_t elems)
+{
+	return addr % 4 == 0 && vnpu_ctx_owns_range(ctx, addr, elems * 4);
+}
+
+/*
+ * Checks what the driver cannot report before a batch is submitted: the
+ * operator, the dimensions and that every array is the context's; fills
+ * the driver's arguments. The driver checks every other rule.
+ */
+static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
+		       struct drm_vnpu_tensor_args *args)
+{
+	int window = t->op == VNPU_OP_T_IM2COL || t->op == VNPU_OP_T_MAXPOOL ||
+		     t->op == VNPU_OP_T_AVGPOOL;
+	int has_b = (t->op >= VNPU_OP_T_ADD && t->op <= VNPU_OP_T_MIN) ||
+		    t->op == VNPU_OP_T_DOT;
+	const struct vnpu_tensor_window *w = &t->window;
+	union { float f; uint32_t u; } eps = { t->norm.epsilon };
+	uint32_t out[VNPU_TENSOR_MAX_DIMS];
+	uint32_t out_ndim = t->ndim;
+
+	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_BATCHNORM || !t->ndim ||
+	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4))
+		return VNPU_ERROR_INVALID_VALUE;
+	for (uint32_t d = 0; d < t->ndim; d++) {
+		if (!t->shape[d] || t->shape[d] > DRM_VNPU_KERNEL_MAX_DIM)
+			return VNPU_ERROR_INVALID_VALUE;
+		out[d] = t->shape[d];
+	}
+	if (window) {
+		if (!w->out_h || !w->out_w || !w->kernel_h || !w->kernel_w ||
+		    w->out_h > DRM_VNPU_KERNEL_MAX_DIM || w->out_w > DRM_VNPU_KERNEL_MAX_DIM ||
+		    w->kernel_h > DRM_VNPU_KERNEL_MAX_DIM || w->kernel_w > DRM_VNPU_KERNEL_MAX_DIM)
+			return VNPU_ERROR_INVALID_VALUE;
+		if (t->op == VNPU_OP_T_IM2COL) {
+			out_ndim = 6;
+			out[2] = w->kernel_h;
+			out[3] = w->kernel_w;
+			out[4] = w->out_h;
+			out[5] = w->out_w;
+		} else {
+			out[2] = w->out_h;
+			out[3] = w->out_w;
+		}
+	}
+	if (!tensor_array_ok(ctx, t->a, span(t->ndim, t->shape, t->stride_a)) ||
+	    !tensor_array_ok(ctx, t->c, span(out_ndim, out, t->stride_c)))
+		return VNPU_ERROR_INVALID_VALUE;
+	if (has_b ? !tensor_array_ok(ctx, t->b, span(t->ndim, t->shape, t->stride_b)) : !!t->b)
+		return VNPU_ERROR_INVALID_VALUE;
+	if (t->op == VNPU_OP_T_BATCHNORM) {
+		uint32_t channels;
+
+		if (t->norm.axis >= t->ndim)
+			return VNPU_ERROR_INVALID_VALUE;
+		channels = t->shape[t->norm.axis];
+		if (!tensor_array_ok(ctx, t->norm.scale, channels) ||
+		    !tensor_array_ok(ctx, t->norm.bias, channels) ||
+		    !tensor_array_ok(ctx, t->norm.mean, channels) ||
+		    !tensor_array_ok(ctx, t->norm.var, channels))
+			return VNPU_ERROR_INVALID_VALUE;
+	}
+
+	memset(args, 0, sizeof(*args));
+	args->op = t->op;
+	args->flags = t->flags;
+	args->ndim = t->ndim;
+	args->axes = t->axes;
+	memcpy(args->shape, t->shape, sizeof(args->shape));
+	args->a = t->a;
+	args->b = t->b;
+	args->c = t->c;
+	memcpy(args->stride_a, t->stride_a, sizeof(args->stride_a));
+	memcpy(args->stride_b, t->stride_b, sizeof(args->stride_b));
+	memcpy(args->stride_c, t->stride_c, sizeof(args->stride_c));
+	/* Copied as given: the driver refuses members an operator does not use. */
+	args->window = (struct drm_vnpu_tensor_window){
+		.kernel_h = w->kernel_h, .kernel_w = w->kernel_w,
+		.stride_h = w->stride_h, .stride_w = w->stride_w,
+		.dilation_h = w->dilation_h, .dilation_w = w->dilation_w,
+		.pad_top = w->pad_top, .pad_left = w->pad_left,
+		.pad_bottom = w->pad_bottom, .pad_right = w->pad_right,
+			.out_h = w->out_h, .out_w = w->out_w,
+	};
+	args->norm = (struct drm_vnpu_tensor_norm){
+		.scale = t->norm.scale, .bias = t->norm.bias,
+		.mean = t->norm.mean, .var = t->norm.var,
+		.epsilon = eps.u, .axis = t->norm.axis,
+	};
+	return VNPU_SUCCESS;
+}
+
+/* Bytes of one argument slot: room for either argument layout. */
+#define KERNEL_SLOT 256
+_Static_assert(sizeof(struct drm_vnpu_kernel_args) <= KERNEL_SLOT, "slot");
+_Static_assert(sizeof(struct drm_vnpu_tensor_args) <= KERNEL_SLOT, "slot");
+
+/* Submits a KERNEL command for @k (the 2-D layout) or else @t (N-d). */
+static int launch_args(struct vnpu_stream handle, const struct vnpu_kernel *k,
+		       const struct vnpu_tensor *t, const char *what)
+{
+	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_KERNEL };
+	union {
+		struct drm_vnpu_kernel_args kernel;
+		struct drm_vnpu_tensor_args tensor;
+	} args;
 	struct vnpu_stream_obj *s;
 	uint64_t point;
 	uint32_t slot;
 	int status;
 
-	if (!k)
-		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	status = vnpu_stream_get(handle, &s);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	status = kernel_args(s->ctx, k, &args);
+	if (k) {
+		status = kernel_args(s->ctx, k, &args.kernel);
+		cmd.size = sizeof(args.kernel);
+	} else {
+		status = tensor_args(s->ctx, t, &args.tensor);
+		cmd.size = sizeof(args.tensor);
+	}
 	pthread_mutex_lock(&s->lock);
 	if (status == VNPU_SUCCESS && !s->kernel_args)
-		status = vnpu_alloc_create(s->ctx, DRM_VNPU_MAX_CMDS * sizeof(args),
+		status = vnpu_alloc_create(s->ctx, DRM_VNPU_MAX_CMDS * KERNEL_SLOT,
 					   DRM_VNPU_BO_HOST, NULL, &s->kernel_args);
 	/* A full batch goes first, so the slot below is the command's. */
 	if (status == VNPU_SUCCESS && s->batching && s->batch_count == DRM_VNPU_MAX_CMDS)
 		status = vnpu_stream_flush_locked(s);
 	if (status == VNPU_SUCCESS) {
 		slot = s->batching ? s->batch_count : 0;
-		memcpy((char *)s->kernel_args->host + slot * sizeof(args), &args, sizeof(args));
-		cmd.src = s->kernel_args->devptr + slot * sizeof(args);
-		status = vnpu_stream_submit_locked(s, &cmd, 1, "vnpu_launch_kernel", &point);
+		memcpy((char *)s->kernel_args->host + slot * KERNEL_SLOT, &args, cmd.size);
+		cmd.src = s->kernel_args->devptr + slot * KERNEL_SLOT;
+		status = vnpu_stream_submit_locked(s, &cmd, 1, what, &point);
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (status == VNPU_SUCCESS && vnpu_launch_blocking() && !vnpu_in_callback())
 		status = vnpu_stream_synchronize_obj(s, -1);
 	vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
+}
+
+int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
+{
+	VNPU_TRACE_API();
+
+	if (!k)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	return launch_args(handle, k, NULL, "vnpu_launch_kernel");
+}
+
+int vnpu_launch_tensor(struct vnpu_stream handle, const struct vnpu_tensor *t)
+{
+	VNPU_TRACE_API();
+
+	if (!t)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	return launch_args(handle, NULL, t, "vnpu_launch_tensor");
 }

@@ -345,8 +345,16 @@ int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count)
 		if (len >= sizeof(words) || strspn(request, "abcdefghijklmnopqrstuvwxyz"
 				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789=,-. ") != len)
 			return VNPU_ERROR_INVALID_CONFIG;
-		for (size_t i = 0; i <= len; i++)
-			words[i] = request[i] == ',' ? ' ' : request[i];
+		/*
+		 * Commas separate the words, except inside a list: a piece
+		 * without '=' continues the previous word ("from=0,2").
+		 */
+		for (size_t i = 0; i <= len; i++) {
+			words[i] = request[i];
+			if (request[i] == ',' && strcspn(request + i + 1, ",=") !=
+						   strcspn(request + i + 1, ","))
+				words[i] = ' ';
+		}
 		status = lease_words(NULL, words, 1, &lease, reason, sizeof(reason));
 		if (status != VNPU_SUCCESS) {
 			vnpu_log(VNPU_LOG_ERROR, "pool: VNPU_POOL_REQUEST '%s' refused: %s", request,

@@ -174,7 +174,11 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* Waits for @events on @fd until @deadline (ms); 0, or -ETIMEDOUT / -errno. */
+/*
+ * Waits for @events on @fd until @deadline (ms); 0, or -ETIMEDOUT / -errno.
+ * Past the deadline it still looks once: a caller descheduled for longer
+ * than its timeout must not fail a socket that is ready.
+ */
 static int wait_fd(int fd, short events, long long deadline)
 {
 	for (;;) {
@@ -182,9 +186,7 @@ static int wait_fd(int fd, short events, long long deadline)
 		long long left = deadline - now_ms();
 		int ret;
 
-		if (left < 0)
-			return -ETIMEDOUT;
-		ret = poll(&p, 1, (int)left);
+		ret = poll(&p, 1, left < 0 ? 0 : (int)left);
 		if (ret > 0)
 			return 0;
 		if (ret == 0)

@@ -23,7 +23,7 @@
 #define LP_MAX_DEVICES 64
 #define LP_DEFAULT_SOCKET "/run/vnpu/pool.sock"
 /* Clients give up on a reply after this long. */
-#define LP_CLIENT_TIMEOUT_MS 10000
+#define LP_CLIENT_TIMEOUT_MS 30000
 
 enum lp_mode { LP_EXCLUSIVE = 0, LP_SHARED = 1 };
 enum lp_placement { LP_SAME_NODE = 0, LP_SPREAD = 1, LP_LEAST_LOADED = 2, LP_PACKED = 3 };

@@ -6,6 +6,7 @@
  * is one device allocation of the pool's context; a fence is a point of a
  * stream's timeline, polled with a syncobj query and never guessed.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,9 @@ static void pool_release(struct vnpu_obj *obj)
 {
 	struct vnpu_pool_obj *pool = (struct vnpu_pool_obj *)obj;
 
+	/* A call that found the pool without a reference may still hold it. */
+	pthread_mutex_lock(&pool->lock);
+	pthread_mutex_unlock(&pool->lock);
 	pc_destroy(&pool->core);
 	pthread_mutex_destroy(&pool->lock);
 	vnpu_ctx_put(pool->ctx);
@@ -380,15 +384,38 @@ int vnpu_pool_get_attr(struct vnpu_pool handle, int attr, uint64_t *value)
 	return vnpu_set_status(status);
 }
 
+/* Allocation under pool->lock, held by the caller. */
+static int pool_alloc_locked(struct vnpu_pool_obj *pool, uint64_t size,
+			     struct vnpu_stream_obj *s, uint64_t *devptr)
+{
+	if (s && s->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	return pc_alloc(&pool->core, size, s, devptr);
+}
+
+/* Free under pool->lock, held by the caller. */
+static int pool_free_locked(struct vnpu_pool_obj *pool, uint64_t devptr,
+			    struct vnpu_stream_obj *s)
+{
+	if (s && s->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	if (!s) {
+		struct pc_block *b = pc_find(&pool->core, devptr);
+
+		/* No stream given: the one it was allocated on, if any. */
+		if (b)
+			s = b->alloc_stream;
+	}
+	return pc_free(&pool->core, devptr, s, s ? vnpu_stream_point(s) : 0);
+}
+
 int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_stream_obj *s,
 			uint64_t *devptr)
 {
 	int status;
 
-	if (s && s->ctx != pool->ctx)
-		return VNPU_ERROR_WRONG_CONTEXT;
 	pthread_mutex_lock(&pool->lock);
-	status = pc_alloc(&pool->core, size, s, devptr);
+	status = pool_alloc_locked(pool, size, s, devptr);
 	pthread_mutex_unlock(&pool->lock);
 	return status;
 }
@@ -397,19 +424,30 @@ int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_
 {
 	int status;
 
-	if (s && s->ctx != pool->ctx)
-		return VNPU_ERROR_WRONG_CONTEXT;
 	pthread_mutex_lock(&pool->lock);
-	if (!s) {
-		struct pc_block *b = pc_find(&pool->core, devptr);
-
-		/* No stream given: the one it was allocated on, if any. */
-		if (b)
-			s = b->alloc_stream;
-	}
-	status = pc_free(&pool->core, devptr, s, s ? vnpu_stream_point(s) : 0);
+	status = pool_free_locked(pool, devptr, s);
 	pthread_mutex_unlock(&pool->lock);
 	return status;
+}
+
+/* The pool of @handle with its lock held; put @ref after unlocking. */
+static int pool_lock(struct vnpu_pool handle, struct vnpu_pool_obj **pool, int *ref)
+{
+	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup_locked(handle.handle, VNPU_OBJ_POOL,
+					    offsetof(struct vnpu_pool_obj, lock), &obj, ref);
+
+	if (status == VNPU_SUCCESS)
+		*pool = (struct vnpu_pool_obj *)obj;
+	return status;
+}
+
+static void pool_unlock(struct vnpu_pool_obj *pool, int ref)
+{
+	pthread_mutex_unlock(&pool->lock);
+	/* Without a reference, @pool may be gone from here on. */
+	if (ref)
+		vnpu_obj_put(&pool->obj);
 }
 
 /* The stream of @handle, NULL for { 0 }. */
@@ -419,26 +457,31 @@ static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s
 	return handle.handle ? vnpu_stream_get(handle, s) : VNPU_SUCCESS;
 }
 
+/*
+ * The allocation fast path: the stream is looked up first (that takes the
+ * handle table's lock, never taken under a pool's lock), then the pool is
+ * found and locked in one step, without a reference.
+ */
 int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
 		     uint64_t *devptr)
 {
 	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
-	int status;
+	int status, ref;
 
 	if (!size || !devptr)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	status = pool_get(handle, &pool);
+	status = optional_stream(stream, &s);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	status = optional_stream(stream, &s);
+	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = vnpu_pool_obj_alloc(pool, size, s, devptr);
-		if (s)
-			vnpu_obj_put(&s->obj);
+		status = pool_alloc_locked(pool, size, s, devptr);
+		pool_unlock(pool, ref);
 	}
-	vnpu_obj_put(&pool->obj);
+	if (s)
+		vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
 
@@ -447,17 +490,18 @@ int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream 
 	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
-	int status = pool_get(handle, &pool);
+	int status, ref;
 
+	status = optional_stream(stream, &s);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	status = optional_stream(stream, &s);
+	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = vnpu_pool_obj_free(pool, devptr, s);
-		if (s)
-			vnpu_obj_put(&s->obj);
+		status = pool_free_locked(pool, devptr, s);
+		pool_unlock(pool, ref);
 	}
-	vnpu_obj_put(&pool->obj);
+	if (s)
+		vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
 

@@ -128,6 +128,17 @@ int vnpu_set_status(int status);
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type);
 struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type);
 int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
+/*
+ * The fast path of calls that do all their work under one mutex of the
+ * object, at @lock_offset in it: the live object @handle names, returned
+ * with that mutex held. The mutex is taken while the table still holds the
+ * object, so no reference is needed (*@ref = 0) unless it was busy
+ * (*@ref = 1: one was taken; put it after unlocking). Objects looked up
+ * this way must take and drop that mutex in their release before freeing.
+ * Lock order: table_lock, then the object's mutex, only ever tried.
+ */
+int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
+			   struct vnpu_obj **obj, int *ref);
 struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *caller);
 void vnpu_obj_put(struct vnpu_obj *obj);
 unsigned int vnpu_handle_for_each(unsigned int type, void (*fn)(struct vnpu_obj *, void *),

@@ -259,9 +259,14 @@ static int submit_now_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cm
 		.signal = { .handle = s->timeline, .point = s->seq + 1 },
 	};
 
-	/* A stream whose work failed stops taking work: the error is sticky. */
+	/*
+	 * A stream whose work failed stops taking work: the error is sticky.
+	 * The driver refuses ranges outside the file's buffers (EACCES) and
+	 * operator arguments it checks itself (EINVAL): the caller's values.
+	 */
 	if (status == VNPU_SUCCESS && drmIoctl(s->ctx->fd, DRM_IOCTL_VNPU_SUBMIT, &submit))
-		status = errno == EACCES ? VNPU_ERROR_INVALID_VALUE : vnpu_status_from_errno(errno);
+		status = errno == EACCES || errno == EINVAL ? VNPU_ERROR_INVALID_VALUE :
+							       vnpu_status_from_errno(errno);
 	if (status == VNPU_SUCCESS) {
 		*point = ++s->seq;
 		s->last_op = op;

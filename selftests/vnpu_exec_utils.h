@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Buffer, queue, submit and syncobj helpers of the execution selftests
- * (vnpu_kernel.c, vnpu_exec.c). Each returns 0 or -errno, as the _vnpu_x()
+ * (vnpu_kernel.c, vnpu_ops.c, vnpu_exec.c). Each returns 0 or -errno, as the _vnpu_x()
  * forms of vnpu_utils.h.
  */
 #ifndef VNPU_EXEC_UTILS_H
@@ -168,6 +168,13 @@ static inline struct drm_vnpu_cmd cmd_kernel(uint64_t args)
 {
 	return (struct drm_vnpu_cmd){ .opcode = DRM_VNPU_CMD_KERNEL, .src = args,
 				      .size = sizeof(struct drm_vnpu_kernel_args) };
+}
+
+/* KERNEL command running the tensor operator whose arguments are at @args. */
+static inline struct drm_vnpu_cmd cmd_tensor(uint64_t args)
+{
+	return (struct drm_vnpu_cmd){ .opcode = DRM_VNPU_CMD_KERNEL, .src = args,
+				      .size = sizeof(struct drm_vnpu_tensor_args) };
 }
 
 static inline uint64_t vram_used(int fd)

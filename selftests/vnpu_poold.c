@@ -401,6 +401,9 @@ TEST_F(poold, malformed_requests_change_nothing)
 		{ "LEASE mode=sometimes", "ERR bad-request mode" },
 		{ "LEASE placement=diagonal", "ERR bad-request placement 'diagonal'" },
 		{ "LEASE mode=shared", "ERR bad-request a shared lease needs mem" },
+		{ "LEASE from=", "ERR bad-request from" },
+		{ "LEASE from=0,,1", "ERR bad-request from" },
+		{ "LEASE from=99", "ERR bad-request from names device 99" },
 		{ "LEASE a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15 p=16 q=17",
 		  "ERR bad-request empty request or more than" },
 		{ "RELEASE", "ERR bad-request want id" },
@@ -612,7 +615,7 @@ TEST_F(poold, tenant_exit_ends_lease_despite_inherited_connection)
 }
 
 /* A restart keeps the leases of live tenants, drops those of dead ones. */
-TEST_F(poold, restart_keeps_live_leases)
+TEST_F_TIMEOUT(poold, restart_keeps_live_leases, 120)
 {
 	unsigned long long live_id, dead_id, id;
 	char out[8192], key[48], reply[512];
@@ -816,6 +819,41 @@ TEST_F(poold, placement_follows_topology)
 		SKIP(return, "the driver reports no topology nodes: same-node and spread are trivial");
 }
 
+/* from=: only the devices a scheduler gave the job. */
+TEST_F(poold, lease_restricted_to_given_devices)
+{
+	struct vnpu_device_properties props[2];
+	char reply[512];
+	int devs[MAXD], fd = cl_open();
+	uint32_t count;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(0, cl_lease(fd, "count=2 mode=shared mem=4M placement=least-loaded from=1,3",
+			      reply, sizeof(reply))) TH_LOG("%s", reply);
+	ASSERT_EQ(2, reply_devices(reply, devs));
+	EXPECT_TRUE((devs[0] == 1 && devs[1] == 3) || (devs[0] == 3 && devs[1] == 1));
+	EXPECT_EQ(0, cl_lease(fd, "count=3 mode=shared mem=4M from=1,3", reply, sizeof(reply)));
+	EXPECT_EQ(0, strncmp(reply, "ERR over-capacity count 3 is more than the 2 devices from= allows",
+			     65)) TH_LOG("%s", reply);
+	ASSERT_NE(0, cl_lease(fd, "count=1 mode=exclusive from=2", reply, sizeof(reply)));
+	EXPECT_EQ(0, cl_lease(fd, "count=1 mode=exclusive from=2", reply, sizeof(reply)));
+	EXPECT_NE(NULL, strstr(reply, "0 of 1 available now")) TH_LOG("%s", reply);
+	close(fd);
+	/* The runtime's request takes a list too. */
+	setenv("VNPU_POOL_SOCKET", SOCK, 1);
+	setenv("VNPU_POOL_REQUEST", "count=2,mode=shared,mem=4M,from=0,3,placement=spread", 1);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_init(0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_device_count(&count));
+	ASSERT_EQ(2, count);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_device_get_properties(0, &props[0]));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_device_get_properties(1, &props[1]));
+	EXPECT_EQ(3, props[0].physical_index + props[1].physical_index);
+	EXPECT_NE(props[0].physical_index, props[1].physical_index);
+	vnpu_finalize();
+	unsetenv("VNPU_POOL_REQUEST");
+	unsetenv("VNPU_POOL_SOCKET");
+}
+
 /* ---- 50 concurrent clients ------------------------------------------------------ */
 
 struct shared_view {
@@ -902,7 +940,7 @@ static void client_loop(struct pool_env *e, struct shared_view *v, int seed, int
 	close(fd);
 }
 
-TEST_F(poold, fifty_clients_never_share_an_exclusive_device)
+TEST_F_TIMEOUT(poold, fifty_clients_never_share_an_exclusive_device, 300)
 {
 	int clients = 50, rounds = (int)vnpu_env_ul("VNPU_POOL_ROUNDS", 8);
 	struct shared_view *v = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE,
@@ -975,7 +1013,7 @@ static int wait_status(int dev, const char *want, int ms, char *line, size_t len
 	return -1;
 }
 
-TEST_F(poold, device_failing_mid_lease_is_reset_before_the_next)
+TEST_F_TIMEOUT(poold, device_failing_mid_lease_is_reset_before_the_next, 120)
 {
 	char reply[512], req[64], line[512], words[64];
 	int devs[MAXD], d, fd = cl_open();
@@ -1011,7 +1049,7 @@ TEST_F(poold, device_failing_mid_lease_is_reset_before_the_next)
 	close(fd);
 }
 
-TEST_F(poold, unhealthy_device_is_held_out_when_configured)
+TEST_F_TIMEOUT(poold, unhealthy_device_is_held_out_when_configured, 120)
 {
 	char reply[512], line[512], conf[256], words[64];
 	int devs[MAXD], d, fd;

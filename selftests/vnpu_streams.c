@@ -645,6 +645,97 @@ TEST_F(st, batched_kernels_keep_their_own_arguments)
 		ASSERT_EQ(5050.0f, out[i]);
 }
 
+/*
+ * Tensor launches: a broadcast add and a batched matrix product, in a batch
+ * with a 2-D launch (the two argument layouts share the slots).
+ */
+TEST_F(st, tensor_launches_match_a_cpu_reference)
+{
+	enum { B = 3, M = 4, N = 5, K = 6 };
+	static float x[B * M * K], w[K * N], bias[N], y[B * M * N], z[B * M * N];
+	uint64_t dx, dw, dbias, dy, dz;
+	struct vnpu_tensor t;
+	struct vnpu_kernel k;
+
+	for (int i = 0; i < B * M * K; i++)
+		x[i] = (float)((i * 7) % 11) / 4.0f - 1.0f;
+	for (int i = 0; i < K * N; i++)
+		w[i] = (float)((i * 5) % 9) / 3.0f - 1.5f;
+	for (int i = 0; i < N; i++)
+		bias[i] = (float)i - 2.0f;
+	ASSERT_NE(0, dx = upload(self->ctx, x, sizeof(x)));
+	ASSERT_NE(0, dw = upload(self->ctx, w, sizeof(w)));
+	ASSERT_NE(0, dbias = upload(self->ctx, bias, sizeof(bias)));
+	ASSERT_NE(0, dy = upload(self->ctx, y, sizeof(y)));
+	ASSERT_NE(0, dz = upload(self->ctx, z, sizeof(z)));
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_begin_batch(self->s));
+	/* y[b] = x[b] (M x K) . w (K x N): dimensions (B, M, N, K), K contracted. */
+	t = (struct vnpu_tensor){ .op = VNPU_OP_T_DOT, .ndim = 4, .axes = 8,
+				  .shape = { B, M, N, K }, .a = dx, .b = dw, .c = dy,
+				  .stride_a = { M * K, K, 0, 1 }, .stride_b = { 0, 0, 1, N },
+				  .stride_c = { M * N, N, 1, 0 } };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_tensor(self->s, &t));
+	/* z = y + bias, the bias broadcast over B and M. */
+	t = (struct vnpu_tensor){ .op = VNPU_OP_T_ADD, .ndim = 3, .shape = { B, M, N },
+				  .a = dy, .b = dbias, .c = dz, .stride_a = { M * N, N, 1 },
+				  .stride_b = { 0, 0, 1 }, .stride_c = { M * N, N, 1 } };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_tensor(self->s, &t));
+	/* Then relu in place with the 2-D operator. */
+	k = (struct vnpu_kernel){ .op = VNPU_OP_RELU, .m = B * M, .n = N, .a = dz, .c = dz };
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_kernel(self->s, &k));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_end_batch(self->s));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, z, dz, sizeof(z)));
+	for (int b = 0; b < B; b++)
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++) {
+				float want = 0;
+
+				for (int l = 0; l < K; l++)
+					want += x[(b * M + i) * K + l] * w[l * N + j];
+				want += bias[j];
+				want = want > 0 ? want : 0;
+				ASSERT_TRUE(close_to(want, z[(b * M + i) * N + j]));
+			}
+}
+
+TEST_F(st, tensor_bad_input_is_refused)
+{
+	float buf[64] = { 0 };
+	uint64_t d = upload(self->ctx, buf, sizeof(buf));
+	struct vnpu_tensor ok = { .op = VNPU_OP_T_ADD, .ndim = 2, .shape = { 4, 4 },
+				  .a = d, .b = d + 64, .c = d + 128, .stride_a = { 4, 1 },
+				  .stride_b = { 0, 1 }, .stride_c = { 4, 1 } };
+	struct vnpu_tensor t;
+
+	ASSERT_NE(0, d);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_tensor(self->s, &ok));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, NULL));
+	t = ok; t.op = VNPU_OP_ADD;	/* a 2-D operator */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.op = 0x25;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.ndim = 7;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.shape[1] = 0;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.c = d + 4096 - 32;	/* C runs past the allocation */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.stride_a[0] = 1024;	/* A's span leaves the allocation */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	/* Refused by the driver at submit, reported the same way. */
+	t = ok; t.stride_c[1] = 0;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.axes = 1;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	t = ok; t.window.kernel_h = 1;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
+	/* Not sticky: the stream still works. */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_launch_tensor(self->s, &ok));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+}
+
 TEST(device_reset_fails_queued_work_and_recovers)
 {
 	struct vnpu_stream_error err;

@@ -654,9 +654,33 @@ int vnpu_stream_end_batch(struct vnpu_stream stream);
  * @VNPU_OP_GEMM: C = alpha * op(A) op(B) + beta * C, A m x k, B k x n
  * @VNPU_OP_GEMM_I8: GEMM on int8 A and B with int32 C and accumulation
  * @VNPU_OP_BIAS_ADD: C[i][j] = A[i][j] + B[j] (B a vector of n)
+ * @VNPU_OP_T_COPY: C[i] = A[i], 4-byte elements (transpose, expand, any
+ *	layout change)
+ * @VNPU_OP_T_ADD: C[i] = A[i] + B[i], broadcasting by stride 0
+ * @VNPU_OP_T_SUB: C[i] = A[i] - B[i]
+ * @VNPU_OP_T_MUL: C[i] = A[i] * B[i]
+ * @VNPU_OP_T_DIV: C[i] = A[i] / B[i]
+ * @VNPU_OP_T_MAX: C[i] = max(A[i], B[i])
+ * @VNPU_OP_T_MIN: C[i] = min(A[i], B[i])
+ * @VNPU_OP_T_RELU: C[i] = max(A[i], 0)
+ * @VNPU_OP_T_SIGMOID: C[i] = 1 / (1 + exp(-A[i]))
+ * @VNPU_OP_T_TANH: C[i] = tanh(A[i])
+ * @VNPU_OP_T_EXP: C[i] = exp(A[i])
+ * @VNPU_OP_T_REDUCE_SUM: sum of A over the dimensions in the axes mask
+ * @VNPU_OP_T_REDUCE_MEAN: mean of A over the axes
+ * @VNPU_OP_T_REDUCE_MAX: maximum of A over the axes
+ * @VNPU_OP_T_SOFTMAX: softmax of A over the axes
+ * @VNPU_OP_T_DOT: sum of A[i] * B[i] over the axes (batched matrix product)
+ * @VNPU_OP_T_IM2COL: the columns of a 2-D convolution of N x C x H x W
+ * @VNPU_OP_T_MAXPOOL: 2-D max pooling of N x C x H x W
+ * @VNPU_OP_T_AVGPOOL: 2-D average pooling of N x C x H x W
+ * @VNPU_OP_T_BATCHNORM: inference batch normalization per channel
  *
  * Data is fp32 (IEEE single) and row-major unless said otherwise; the
  * numbers are the driver's (uapi/drm/vnpu_accel.h has the exact rules).
+ * The operators up to @VNPU_OP_BIAS_ADD are launched with
+ * vnpu_launch_kernel(), the VNPU_OP_T_* tensor operators with
+ * vnpu_launch_tensor().
  */
 enum vnpu_op {
 	VNPU_OP_ADD = 1,
@@ -675,6 +699,26 @@ enum vnpu_op {
 	VNPU_OP_GEMM = 14,
 	VNPU_OP_GEMM_I8 = 15,
 	VNPU_OP_BIAS_ADD = 16,
+	VNPU_OP_T_COPY = 0x11,
+	VNPU_OP_T_ADD = 0x12,
+	VNPU_OP_T_SUB = 0x13,
+	VNPU_OP_T_MUL = 0x14,
+	VNPU_OP_T_DIV = 0x15,
+	VNPU_OP_T_MAX = 0x16,
+	VNPU_OP_T_MIN = 0x17,
+	VNPU_OP_T_RELU = 0x18,
+	VNPU_OP_T_SIGMOID = 0x19,
+	VNPU_OP_T_TANH = 0x1a,
+	VNPU_OP_T_EXP = 0x1b,
+	VNPU_OP_T_REDUCE_SUM = 0x1c,
+	VNPU_OP_T_REDUCE_MEAN = 0x1d,
+	VNPU_OP_T_REDUCE_MAX = 0x1e,
+	VNPU_OP_T_SOFTMAX = 0x1f,
+	VNPU_OP_T_DOT = 0x20,
+	VNPU_OP_T_IM2COL = 0x21,
+	VNPU_OP_T_MAXPOOL = 0x22,
+	VNPU_OP_T_AVGPOOL = 0x23,
+	VNPU_OP_T_BATCHNORM = 0x24,
 };
 
 /* struct vnpu_kernel flags for the GEMMs: A (B) is stored transposed. */
@@ -722,6 +766,109 @@ struct vnpu_kernel {
  * VNPU_ERROR_INVALID_HANDLE.
  */
 int vnpu_launch_kernel(struct vnpu_stream stream, const struct vnpu_kernel *kernel);
+
+/* Most dimensions of a tensor operator. */
+#define VNPU_TENSOR_MAX_DIMS 6
+/* struct vnpu_tensor flags of VNPU_OP_T_AVGPOOL: padding counts. */
+#define VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
+
+/**
+ * struct vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
+ * @kernel_h: window height
+ * @kernel_w: window width
+ * @stride_h: vertical step between windows
+ * @stride_w: horizontal step between windows
+ * @dilation_h: step between the rows of a window (1: dense)
+ * @dilation_w: step between the columns of a window
+ * @pad_top: padding rows before the input
+ * @pad_left: padding columns before the input
+ * @pad_bottom: padding rows after the input
+ * @pad_right: padding columns after the input
+ * @out_h: output rows, chosen by the caller (floor or ceil mode)
+ * @out_w: output columns
+ *
+ * Output (oh, ow) looks at input rows oh * stride_h - pad_top + i *
+ * dilation_h for i < kernel_h, and the columns likewise; positions outside
+ * the input are padding (0 for IM2COL, ignored by the pools).
+ */
+struct vnpu_tensor_window {
+	uint32_t kernel_h, kernel_w;
+	uint32_t stride_h, stride_w;
+	uint32_t dilation_h, dilation_w;
+	uint32_t pad_top, pad_left, pad_bottom, pad_right;
+	uint32_t out_h, out_w;
+};
+
+/**
+ * struct vnpu_tensor_norm - per-channel arrays of VNPU_OP_T_BATCHNORM
+ * @scale: device address of shape[axis] scales
+ * @bias: device address of shape[axis] biases
+ * @mean: device address of shape[axis] means
+ * @var: device address of shape[axis] variances
+ * @epsilon: added to the variance
+ * @axis: the channel dimension
+ */
+struct vnpu_tensor_norm {
+	uint64_t scale, bias, mean, var;
+	float epsilon;
+	uint32_t axis;
+};
+
+/**
+ * struct vnpu_tensor - one N-d tensor operator launch
+ * @op: a VNPU_OP_T_* operator
+ * @flags: VNPU_TENSOR_COUNT_INCLUDE_PAD for VNPU_OP_T_AVGPOOL, else 0
+ * @ndim: dimensions of the iteration space, 1 to VNPU_TENSOR_MAX_DIMS
+ * @axes: bit d set: dimension d is reduced (REDUCE_*), normalized
+ *	(SOFTMAX) or contracted (DOT); 0 for the other operators
+ * @shape: sizes of the iteration space, the last dimension varying
+ *	fastest; N, C, H, W of the input for the window operators
+ * @a: device address of A
+ * @b: device address of B, 0 for operators without B
+ * @c: device address of C, the output
+ * @stride_a: element strides of A per dimension; 0 broadcasts
+ * @stride_b: element strides of B, all 0 without B
+ * @stride_c: element strides of C; 0 on the reduced axes. The window
+ *	operators use 4 (pools: N, C, out_h, out_w) or 6 (IM2COL: N, C,
+ *	kernel_h, kernel_w, out_h, out_w)
+ * @window: IM2COL, MAXPOOL and AVGPOOL; zero for the others
+ * @norm: BATCHNORM; zero for the others
+ *
+ * Element i of a tensor is at address + 4 * (i0 * stride[0] + ...).
+ * Every array must lie inside one allocation of the stream's context.
+ * Members past @ndim and members the operator does not use must be zero.
+ * The complete rules are those of struct drm_vnpu_tensor_args in
+ * uapi/drm/vnpu_accel.h.
+ */
+struct vnpu_tensor {
+	enum vnpu_op op;
+	uint32_t flags;
+	uint32_t ndim;
+	uint32_t axes;
+	uint32_t shape[VNPU_TENSOR_MAX_DIMS];
+	uint64_t a, b, c;
+	uint32_t stride_a[VNPU_TENSOR_MAX_DIMS];
+	uint32_t stride_b[VNPU_TENSOR_MAX_DIMS];
+	uint32_t stride_c[VNPU_TENSOR_MAX_DIMS];
+	struct vnpu_tensor_window window;
+	struct vnpu_tensor_norm norm;
+};
+
+/**
+ * vnpu_launch_tensor() - run an N-d tensor operator on a stream
+ * @stream: the stream
+ * @tensor: the launch
+ *
+ * The operator, the dimensions and that every array lies in the stream's
+ * context are checked before anything is submitted; the driver checks the
+ * rest when the work is submitted (inside a batch: when the batch is).
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for an operator that is
+ * not a tensor operator, bad dimensions or strides, or an array outside
+ * the context's allocations; the stream's sticky error;
+ * VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_launch_tensor(struct vnpu_stream stream, const struct vnpu_tensor *tensor);
 
 /**
  * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
@@ -1227,21 +1374,28 @@ struct vnpu_plan_buffer {
  *	gap that fits (Pisarchyk & Lee 2020, the TFLite planner)
  * @VNPU_PLAN_GREEDY_BY_BREADTH: steps with the largest total live first,
  *	their buffers largest first, each into the smallest gap that fits
- * @VNPU_PLAN_BEST: both greedy plans, then, if the best is above the lower
- *	bound or the capacity, a search within the time limit (branch and bound
- *	over canonical plans for small instances, randomized greedy for large)
+ * @VNPU_PLAN_BEST: the skyline plan and, while cheap, both greedy plans;
+ *	then, if the best is above the lower bound or the capacity, a search
+ *	within the time limit (branch and bound over canonical plans for small
+ *	instances, skyline and greedy plans of perturbed orders for large)
+ * @VNPU_PLAN_SKYLINE: buffers placed in non-decreasing offset order, each
+ *	time the best-ranked buffer that fits on the lowest part of the
+ *	skyline of the placed ones; O(n log^2 n) whatever the overlaps
  */
 enum vnpu_plan_strategy {
 	VNPU_PLAN_GREEDY_BY_SIZE = 0,
 	VNPU_PLAN_GREEDY_BY_BREADTH = 1,
 	VNPU_PLAN_BEST = 2,
+	VNPU_PLAN_SKYLINE = 3,
 };
 
 /**
  * struct vnpu_plan_options - parameters of vnpu_plan_compute()
  * @strategy: an enum vnpu_plan_strategy
  * @capacity: arena bytes available; 0 for no limit
- * @time_limit_ms: budget of the search stage; 0 for the default (2000 ms)
+ * @time_limit_ms: budget of the search stage in CPU time of the calling
+ *	thread (a loaded machine does not cut it short); 0 for the default
+ *	(2000 ms)
  * @seed: seed of the randomized search; the same seed gives the same plan
  */
 struct vnpu_plan_options {

@@ -33,7 +33,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: vnpu-pool [-s SOCKET] lease [-n COUNT] [-m SIZE|all] [--shared|--exclusive]\n"
-		"                 [-p same-node|spread|least-loaded|packed] [-- COMMAND [ARGS...]]\n"
+		"                 [-p same-node|spread|least-loaded|packed] [-d DEVICES]\n"
+		"                 [-- COMMAND [ARGS...]]\n"
 		"       vnpu-pool [-s SOCKET] release ID\n"
 		"       vnpu-pool [-s SOCKET] info ID\n"
 		"       vnpu-pool [-s SOCKET] list\n"
@@ -94,13 +95,19 @@ static int print_lines(struct lp_conn *c, char *line, size_t size, const char *e
 {
 	unsigned long long k = 0;
 
-	if (sscanf(line, "OK n=%llu", &k) != 1)
+	if (sscanf(line, "OK n=%llu", &k) != 1) {
+		fprintf(stderr, "vnpu-pool: malformed reply from the pool: %s\n", line);
 		return 1;
+	}
 	if (!k && empty)
 		printf("%s\n", empty);
 	for (unsigned long long i = 0; i < k; i++) {
-		if (vnpu_lp_recv(c, line, size, LP_CLIENT_TIMEOUT_MS) < 0)
+		int ret = vnpu_lp_recv(c, line, size, LP_CLIENT_TIMEOUT_MS);
+
+		if (ret < 0) {
+			fprintf(stderr, "vnpu-pool: the pool's reply broke off: %s\n", strerror(-ret));
 			return 1;
+		}
 		printf("%s\n", line);
 	}
 	return 0;
@@ -117,13 +124,15 @@ static int cmd_lease(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *count = "1", *mem = NULL, *placement = "same-node", *mode = "exclusive";
+	const char *from = NULL;
 	char req[LP_MAX_LINE], line[LP_MAX_LINE], id[32] = "";
 	struct lp_conn *c;
 	int o;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "+n:m:p:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+n:m:p:d:", opts, NULL)) != -1) {
 		switch (o) {
+		case 'd': from = optarg; break;
 		case 'n': count = optarg; break;
 		case 'm': mem = optarg; break;
 		case 'p': placement = optarg; break;
@@ -133,12 +142,14 @@ static int cmd_lease(int argc, char **argv)
 		}
 	}
 	/* Checked by the pool; only keep the request one line of words. */
-	if (strpbrk(count, " \t\n") || (mem && strpbrk(mem, " \t\n")) || strpbrk(placement, " \t\n")) {
+	if (strpbrk(count, " \t\n") || (mem && strpbrk(mem, " \t\n")) || strpbrk(placement, " \t\n") ||
+	    (from && strpbrk(from, " \t\n"))) {
 		fprintf(stderr, "vnpu-pool: lease: values may not contain spaces\n");
 		return 2;
 	}
-	snprintf(req, sizeof(req), "LEASE count=%s mode=%s placement=%s%s%s", count, mode,
-		 placement, mem ? " mem=" : "", mem ? mem : "");
+	snprintf(req, sizeof(req), "LEASE count=%s mode=%s placement=%s%s%s%s%s", count, mode,
+		 placement, mem ? " mem=" : "", mem ? mem : "", from ? " from=" : "",
+		 from ? from : "");
 	c = pool_open();
 	if (request(c, req, line, sizeof(line)))
 		return 1;
@@ -148,8 +159,10 @@ static int cmd_lease(int argc, char **argv)
 		fprintf(stderr, "vnpu-pool: %s\n", line + 3);
 		setenv("VNPU_POOL_SOCKET", sock_path, 1);
 		setenv("VNPU_POOL_LEASE", id, 1);
-		if (fcntl(c->fd, F_SETFD, 0) == -1)
+		if (fcntl(c->fd, F_SETFD, 0) == -1) {
+			fprintf(stderr, "vnpu-pool: cannot pass the lease on: %s\n", strerror(errno));
 			return 1;
+		}
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "vnpu-pool: cannot run %s: %s\n", argv[optind], strerror(errno));
 		return 127;

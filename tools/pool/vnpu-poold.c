@@ -613,6 +613,9 @@ struct request {
 	int count, mode, placement;
 	uint64_t mem;
 	int all_mem;
+	int restricted;			/* from= given: only allowed[] devices */
+	unsigned char allowed[MAX_DEVS];	/* by position in devs[] */
+	int nallowed;
 };
 
 /* Lower is nearer: link class first, then latency, then bandwidth. */
@@ -711,8 +714,10 @@ static int place(const struct request *r, int *out, char *why, size_t len)
 	int cand[MAX_DEVS], n = 0, busy = 0, full = 0, sick = 0;
 
 	for (int p = 0; p < ndevs; p++) {
-		const char *u = unavailable(r, p);
+		const char *u = r->restricted && !r->allowed[p] ? "" : unavailable(r, p);
 
+		if (u && !*u)
+			continue;	/* not among the devices the request allows */
 		if (!u)
 			cand[n++] = p;
 		else if (!strcmp(u, "unhealthy"))
@@ -724,7 +729,8 @@ static int place(const struct request *r, int *out, char *why, size_t len)
 	}
 	if (n < r->count) {
 		snprintf(why, len, "%d device%s requested, %d of %d available now (%d busy, %d without %s of memory free, %d unhealthy)",
-			 r->count, r->count == 1 ? "" : "s", n, ndevs, busy, full,
+			 r->count, r->count == 1 ? "" : "s", n, r->restricted ? r->nallowed : ndevs,
+			 busy, full,
 			 r->all_mem ? "all" : "enough", sick);
 		return -1;
 	}
@@ -887,7 +893,7 @@ static struct lease *find_lease(uint64_t id)
 
 static int parse_request(const struct vnpu_lp_word *w, int n, struct request *r, char *why, size_t len)
 {
-	static const char *const keys[] = { "count", "mem", "mode", "placement" };
+	static const char *const keys[] = { "count", "mem", "mode", "placement", "from" };
 	const char *v;
 	uint64_t u;
 
@@ -898,7 +904,7 @@ static int parse_request(const struct vnpu_lp_word *w, int n, struct request *r,
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			known |= !strcmp(w[i].key, keys[k]);
 		if (!known || !w[i].value) {
-			snprintf(why, len, "unknown or valueless word '%s' (keys: count mem mode placement)",
+			snprintf(why, len, "unknown or valueless word '%s' (keys: count mem mode placement from)",
 				 w[i].key);
 			return -1;
 		}
@@ -922,6 +928,27 @@ static int parse_request(const struct vnpu_lp_word *w, int n, struct request *r,
 	if ((v = vnpu_lp_get(w, n, "placement")) && (r->placement = vnpu_lp_placement_parse(v)) < 0) {
 		snprintf(why, len, "placement '%s' is not same-node, spread, least-loaded or packed", v);
 		return -1;
+	}
+	if ((v = vnpu_lp_get(w, n, "from"))) {
+		uint32_t idx[MAX_DEVS];
+		int k = vnpu_lp_parse_devices(v, idx, MAX_DEVS);
+
+		if (k <= 0) {
+			snprintf(why, len, "from '%.64s' is not a list of device indices (0,2,3)", v);
+			return -1;
+		}
+		r->restricted = 1;
+		for (int i = 0; i < k; i++) {
+			int p = dev_by_index((int)idx[i]);
+
+			if (p < 0) {
+				snprintf(why, len, "from names device %u, which this machine does not have",
+					 idx[i]);
+				return -1;
+			}
+			r->nallowed += !r->allowed[p];
+			r->allowed[p] = 1;
+		}
 	}
 	v = vnpu_lp_get(w, n, "mem");
 	if (!v || !strcmp(v, "all")) {
@@ -959,6 +986,11 @@ static void do_lease(struct conn *c, const struct vnpu_lp_word *w, int n)
 	if (r.count > ndevs) {
 		reply(c, "ERR over-capacity count %d is more than the %d device%s of this machine",
 		      r.count, ndevs, ndevs == 1 ? "" : "s");
+		return;
+	}
+	if (r.restricted && r.count > r.nallowed) {
+		reply(c, "ERR over-capacity count %d is more than the %d device%s from= allows",
+		      r.count, r.nallowed, r.nallowed == 1 ? "" : "s");
 		return;
 	}
 	check_all_devices(0);

@@ -64,7 +64,7 @@ extern "C" {
  */
 
 #define DRM_VNPU_UAPI_MAJOR 1
-#define DRM_VNPU_UAPI_MINOR 3
+#define DRM_VNPU_UAPI_MINOR 4
 
 /* Start of the VRAM device-address range. */
 #define DRM_VNPU_VRAM_BASE 0x100000000ULL
@@ -477,10 +477,14 @@ struct drm_vnpu_queue_destroy {
  * FILL needs @dst and @size 4-byte aligned, TIMESTAMP needs @dst 8-byte
  * aligned. The device clock is CLOCK_MONOTONIC of the host in ns.
  *
- * KERNEL: @src is the 8-byte aligned device address of a &struct
- * drm_vnpu_kernel_args in a buffer of the file and @size is its size (72).
- * The arguments are read and checked when the job is submitted; changing
- * them afterwards does not affect the job.
+ * KERNEL: @src is the 8-byte aligned device address of the operator's
+ * arguments in a buffer of the file and @size is their size, a multiple of
+ * 8 of at most %DRM_VNPU_KERNEL_ARGS_MAX_SIZE. The first member, the
+ * operator, selects the layout: operators 0x1 to 0x10 take a &struct
+ * drm_vnpu_kernel_args (@size exactly 72), operators from 0x11 (1.4) a
+ * &struct drm_vnpu_tensor_args (see there for its sizes). The arguments
+ * are read and checked when the job is submitted; changing them afterwards
+ * does not affect the job.
  *
  * HANG keeps the engine busy until the job times out or the device is
  * reset; a submit containing it fails with -EPERM unless root wrote 1 to
@@ -524,8 +528,38 @@ struct drm_vnpu_cmd {
 #define DRM_VNPU_KERNEL_TRANS_A 0x1u
 #define DRM_VNPU_KERNEL_TRANS_B 0x2u
 
-/* Largest @m, @n or @k of an operator. */
+/*
+ * Operators of the N-d tensor layout, &struct drm_vnpu_tensor_args (1.4).
+ * Elementwise over the iteration shape, with broadcasting by stride 0:
+ */
+#define DRM_VNPU_OP_T_COPY 0x11u
+#define DRM_VNPU_OP_T_ADD 0x12u
+#define DRM_VNPU_OP_T_SUB 0x13u
+#define DRM_VNPU_OP_T_MUL 0x14u
+#define DRM_VNPU_OP_T_DIV 0x15u
+#define DRM_VNPU_OP_T_MAX 0x16u
+#define DRM_VNPU_OP_T_MIN 0x17u
+#define DRM_VNPU_OP_T_RELU 0x18u
+#define DRM_VNPU_OP_T_SIGMOID 0x19u
+#define DRM_VNPU_OP_T_TANH 0x1au
+#define DRM_VNPU_OP_T_EXP 0x1bu
+/* Over the axes in &drm_vnpu_tensor_args.axes: */
+#define DRM_VNPU_OP_T_REDUCE_SUM 0x1cu
+#define DRM_VNPU_OP_T_REDUCE_MEAN 0x1du
+#define DRM_VNPU_OP_T_REDUCE_MAX 0x1eu
+#define DRM_VNPU_OP_T_SOFTMAX 0x1fu
+#define DRM_VNPU_OP_T_DOT 0x20u
+/* 2-D windows over N x C x H x W, &drm_vnpu_tensor_args.window: */
+#define DRM_VNPU_OP_T_IM2COL 0x21u
+#define DRM_VNPU_OP_T_MAXPOOL 0x22u
+#define DRM_VNPU_OP_T_AVGPOOL 0x23u
+/* Per-channel normalization, &drm_vnpu_tensor_args.norm: */
+#define DRM_VNPU_OP_T_BATCHNORM 0x24u
+
+/* Largest @m, @n or @k of an operator, and largest tensor dimension. */
 #define DRM_VNPU_KERNEL_MAX_DIM 0x1000000u
+/* Largest @size of a KERNEL command (1.4). */
+#define DRM_VNPU_KERNEL_ARGS_MAX_SIZE 4096u
 
 /**
  * struct drm_vnpu_kernel_args - arguments of a %DRM_VNPU_CMD_KERNEL
@@ -606,6 +640,188 @@ struct drm_vnpu_kernel_args {
 	__u32 pad2;
 };
 
+/* Most dimensions of a tensor operator. */
+#define DRM_VNPU_TENSOR_MAX_DIMS 6
+/* Most points of the iteration space of one tensor operator (2^40). */
+#define DRM_VNPU_TENSOR_MAX_POINTS 0x10000000000ULL
+/* &drm_vnpu_tensor_args.flags of AVGPOOL: padding counts in the divisor. */
+#define DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
+/* Size of the first version of &struct drm_vnpu_tensor_args (1.4). */
+#define DRM_VNPU_TENSOR_ARGS_SIZE_V1 224u
+
+/**
+ * struct drm_vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
+ *
+ * Output element (oh, ow) looks at the input rows
+ * ``oh * stride_h - pad_top + i * dilation_h`` for i < @kernel_h, and the
+ * columns likewise; positions outside the input are padding. The caller
+ * chooses @out_h and @out_w (floor or ceil mode alike). A window without
+ * input elements gives -inf for MAXPOOL and 0 / 0 = NaN for AVGPOOL
+ * without %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD.
+ */
+struct drm_vnpu_tensor_window {
+	/** @kernel_h: window height, 1..%DRM_VNPU_KERNEL_MAX_DIM. */
+	__u32 kernel_h;
+	/** @kernel_w: window width. */
+	__u32 kernel_w;
+	/** @stride_h: vertical step between windows, >= 1. */
+	__u32 stride_h;
+	/** @stride_w: horizontal step between windows, >= 1. */
+	__u32 stride_w;
+	/** @dilation_h: step between the rows of a window, >= 1. */
+	__u32 dilation_h;
+	/** @dilation_w: step between the columns of a window, >= 1. */
+	__u32 dilation_w;
+	/** @pad_top: padding rows before the input. */
+	__u32 pad_top;
+	/** @pad_left: padding columns before the input. */
+	__u32 pad_left;
+	/** @pad_bottom: padding rows after the input (AVGPOOL divisor only). */
+	__u32 pad_bottom;
+	/** @pad_right: padding columns after the input (AVGPOOL divisor only). */
+	__u32 pad_right;
+	/** @out_h: output rows, >= 1. */
+	__u32 out_h;
+	/** @out_w: output columns, >= 1. */
+	__u32 out_w;
+};
+
+/**
+ * struct drm_vnpu_tensor_norm - per-channel arrays of BATCHNORM
+ *
+ * Each array holds shape[@axis] contiguous fp32 values, 4-byte aligned,
+ * inside one buffer of the file.
+ */
+struct drm_vnpu_tensor_norm {
+	/** @scale: device address of the per-channel scale. */
+	__u64 scale;
+	/** @bias: device address of the per-channel bias. */
+	__u64 bias;
+	/** @mean: device address of the per-channel mean. */
+	__u64 mean;
+	/** @var: device address of the per-channel variance. */
+	__u64 var;
+	/** @epsilon: fp32 bits, added to the variance. */
+	__u32 epsilon;
+	/** @axis: the channel dimension, < ndim. */
+	__u32 axis;
+};
+
+/**
+ * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4)
+ *
+ * The KERNEL command's @size is the size of this struct as the caller
+ * knows it: at least %DRM_VNPU_TENSOR_ARGS_SIZE_V1 (-EINVAL otherwise); a
+ * larger size is accepted when every byte past the kernel's struct is zero
+ * (-E2BIG otherwise), so the struct can grow at its end.
+ *
+ * **Tensors.** The operator runs over an iteration space of @ndim
+ * dimensions (1..%DRM_VNPU_TENSOR_MAX_DIMS) of sizes @shape[0..ndim), each
+ * 1..%DRM_VNPU_KERNEL_MAX_DIM, the last one varying fastest. Each tensor
+ * X of A, B and C has a device address and an element stride per dimension
+ * (@stride_a, @stride_b, @stride_c): element x[i0]..[i5] is at
+ * ``addr + 4 * (i0 * stride[0] + ... + i5 * stride[5])``. A stride of 0
+ * repeats (broadcasts) the tensor along that dimension; strides let an
+ * operator read or write any dense or permuted layout. A tensor spans
+ * ``1 + sum((shape[d] - 1) * stride[d])`` elements from its address, which
+ * must lie inside one buffer of the file. Elements are fp32, arrays 4-byte
+ * aligned. Members past @ndim, members the operator does not use (B, the
+ * strides of an unused tensor, @axes, @window, @norm) and @flags unless
+ * the operator defines one must be zero. The product of the iteration
+ * shape (times the window area for the window operators) is at most
+ * %DRM_VNPU_TENSOR_MAX_POINTS.
+ *
+ * **Output.** C must have a non-zero stride on every dimension of size
+ * above 1 that it is not reduced over, and stride 0 on the reduced axes.
+ * C may be A or B in place (same address and the same strides on every
+ * dimension of size above 1) for the elementwise operators, SOFTMAX and
+ * BATCHNORM; otherwise C may not overlap the span of A or of B. C may not
+ * overlap the BATCHNORM arrays.
+ *
+ * ==============  ================================================  =====
+ * op              computes, for every index i                       B
+ * ==============  ================================================  =====
+ * T_COPY          C[i] = A[i] (any 4-byte elements, bit exact)      --
+ * T_ADD .. T_MIN  C[i] = A[i] op B[i] (2)                           yes
+ * T_RELU          C[i] = max(A[i], 0)                               --
+ * T_SIGMOID       C[i] = 1 / (1 + exp(-A[i]))                       --
+ * T_TANH          C[i] = tanh(A[i])                                 --
+ * T_EXP           C[i] = exp(A[i])                                  --
+ * T_REDUCE_SUM    C[o] = sum of A[i] over the axes in @axes (1)     --
+ * T_REDUCE_MEAN   the sum divided by the number of summed elements  --
+ * T_REDUCE_MAX    C[o] = max of A[i] over the axes in @axes         --
+ * T_SOFTMAX       C[i] = exp(A[i] - max) / sum of exp over @axes    --
+ * T_DOT           C[o] = sum of A[i] * B[i] over the axes in @axes  yes
+ * ==============  ================================================  =====
+ *
+ * (1) o is i with the axes in @axes removed: C has stride 0 on them, so
+ * ``keepdims`` is only a matter of the shape the caller gives C. @axes is
+ * a bitmask of dimensions (bit d: dimension d), non-zero and below
+ * ``1 << ndim`` for the five operators over axes, 0 for the others.
+ * Reductions and the DOT add in fp32 in row-major order of the reduced
+ * axes, starting from 0 (MAX from -inf); SOFTMAX subtracts the maximum
+ * over the axes before exponentiation. T_DOT is a batched matrix product:
+ * with dimensions (batch..., m, n, k), A strided (..., lda, 0, 1), B
+ * (..., 0, 1, ldb) and C (..., ldc, 1, 0), @axes selecting k. (2) ADD,
+ * SUB, MUL, DIV, MAX and MIN; MAX is A > B ? A : B and MIN A < B ? A : B
+ * (NaN in A gives B).
+ *
+ * **Windows.** IM2COL, MAXPOOL and AVGPOOL take @ndim 4, @shape the input
+ * N x C x H x W, A strided over those four dimensions, and @window. MAXPOOL
+ * and AVGPOOL write C of N x C x out_h x out_w (@stride_c[0..3]): the
+ * maximum, or the mean, of the input elements in each window; AVGPOOL
+ * divides by the number of input elements in the window, or with
+ * %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD in @flags by the number of window
+ * positions inside the padded input (the windows of ceil mode that hang
+ * past @pad_bottom or @pad_right count only the part inside). IM2COL
+ * writes C of N x C x kernel_h x kernel_w x out_h x out_w
+ * (@stride_c[0..5]), the input element each window position looks at, 0
+ * for padding; with dense C, image n is the (C kernel_h kernel_w) x
+ * (out_h out_w) matrix a convolution multiplies its weights with.
+ *
+ * **BATCHNORM** (inference): C[i] = (A[i] - mean[c]) / sqrt(var[c] +
+ * epsilon) * scale[c] + bias[c], c the index of dimension @norm.axis,
+ * computed in double and rounded to fp32.
+ *
+ * Errors at submit: -EINVAL for a @size below
+ * %DRM_VNPU_TENSOR_ARGS_SIZE_V1, above %DRM_VNPU_KERNEL_ARGS_MAX_SIZE or
+ * not a multiple of 8, an unknown @op or @flags, @ndim 0 or above the
+ * maximum, a zero or too large dimension or window member, too many
+ * points, bad @axes, a non-zero member the operator does not use, a stride
+ * of C that breaks the output rules, a misaligned array, or C overlapping
+ * an input; -E2BIG for a non-zero byte
+ * past the kernel's struct; -EACCES for an array (or the arguments)
+ * outside the file's buffers.
+ */
+struct drm_vnpu_tensor_args {
+	/** @op: DRM_VNPU_OP_T_*. */
+	__u32 op;
+	/** @flags: %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD for AVGPOOL, else 0. */
+	__u32 flags;
+	/** @ndim: dimensions of the iteration space. */
+	__u32 ndim;
+	/** @axes: reduced, normalized or contracted dimensions (bit mask). */
+	__u32 axes;
+	/** @shape: sizes of the iteration space (input of window operators). */
+	__u32 shape[DRM_VNPU_TENSOR_MAX_DIMS];
+	/** @a: device address of A. */
+	__u64 a;
+	/** @b: device address of B, 0 when unused. */
+	__u64 b;
+	/** @c: device address of C, the output. */
+	__u64 c;
+	/** @stride_a: element strides of A. */
+	__u32 stride_a[DRM_VNPU_TENSOR_MAX_DIMS];
+	/** @stride_b: element strides of B. */
+	__u32 stride_b[DRM_VNPU_TENSOR_MAX_DIMS];
+	/** @stride_c: element strides of C. */
+	__u32 stride_c[DRM_VNPU_TENSOR_MAX_DIMS];
+	/** @window: IM2COL, MAXPOOL, AVGPOOL: the window. */
+	struct drm_vnpu_tensor_window window;
+	/** @norm: BATCHNORM: the per-channel arrays. */
+	struct drm_vnpu_tensor_norm norm;
+};
+
 /**
  * struct drm_vnpu_sync - a syncobj and a point on it
  */
@@ -635,7 +851,10 @@ struct drm_vnpu_sync {
  *   or address; a range that wraps past the end of the address space; a
  *   delay above %DRM_VNPU_MAX_DELAY_NS; a wait syncobj without a fence at
  *   the requested point (never submitted); bad KERNEL arguments (see
- *   &struct drm_vnpu_kernel_args); a FAULT error outside 1..4095;
+ *   &struct drm_vnpu_kernel_args and &struct drm_vnpu_tensor_args); a
+ *   FAULT error outside 1..4095;
+ * - -E2BIG: tensor operator arguments longer than the kernel's struct with
+ *   a non-zero byte past it;
  * - -EPERM: a HANG command while debugfs allow_hang is off;
  * - -ECANCELED: the queue is guilty (a job of it timed out);
  * - -EIO: the device health is %DRM_VNPU_HEALTH_NEEDS_RESET;

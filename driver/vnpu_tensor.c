@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ */
+
+/**
+ * DOC: vnpu tensor operators
+ *
+ * The N-d tensor operators of the KERNEL command (&struct
+ * drm_vnpu_tensor_args, operators from %DRM_VNPU_OP_T_COPY). At submit
+ * vnpu_tensor_check() checks the arguments and returns the device ranges
+ * of every array, and vnpu_tensor_prepare() drops dimensions of size 1 and
+ * merges neighbouring dimensions that every tensor walks contiguously, so
+ * that dense work runs in long inner loops.
+ *
+ * vnpu_tensor_run() walks the iteration space with &struct vnpu_iter, in
+ * row-major order. COPY and IM2COL move 32-bit words and need no FPU; the
+ * others run in vnpu_ops_fpu.c in sections of at most %VNPU_FPU_CHUNK
+ * points (pools: window elements, plus one window) between
+ * kernel_fpu_begin() and kernel_fpu_end(), with cond_resched() and the
+ * abort check between sections, as the 2-D operators do.
+ */
+
+#include <linux/fpu.h>
+#include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+
+#include <drm/vnpu_accel.h>
+
+#include "vnpu_ops.h"
+
+/* 32-bit words COPY and IM2COL move between two scheduling points. */
+#define VNPU_COPY_CHUNK (16 * VNPU_FPU_CHUNK)
+
+enum vnpu_t_kind {
+	VNPU_T_UNARY,	/* elementwise, A only */
+	VNPU_T_BINARY,	/* elementwise, A and B */
+	VNPU_T_REDUCE,	/* over @axes, C without them */
+	VNPU_T_DOT,	/* over @axes, A and B, C without them */
+	VNPU_T_SOFTMAX,	/* over @axes, C like A */
+	VNPU_T_WINDOW,	/* IM2COL and the pools */
+	VNPU_T_NORM,	/* BATCHNORM */
+};
+
+static int vnpu_t_kind(u32 op)
+{
+	switch (op) {
+	case DRM_VNPU_OP_T_COPY:
+	case DRM_VNPU_OP_T_RELU:
+	case DRM_VNPU_OP_T_SIGMOID:
+	case DRM_VNPU_OP_T_TANH:
+	case DRM_VNPU_OP_T_EXP:
+		return VNPU_T_UNARY;
+	case DRM_VNPU_OP_T_ADD:
+	case DRM_VNPU_OP_T_SUB:
+	case DRM_VNPU_OP_T_MUL:
+	case DRM_VNPU_OP_T_DIV:
+	case DRM_VNPU_OP_T_MAX:
+	case DRM_VNPU_OP_T_MIN:
+		return VNPU_T_BINARY;
+	case DRM_VNPU_OP_T_REDUCE_SUM:
+	case DRM_VNPU_OP_T_REDUCE_MEAN:
+	case DRM_VNPU_OP_T_REDUCE_MAX:
+		return VNPU_T_REDUCE;
+	case DRM_VNPU_OP_T_DOT:
+		return VNPU_T_DOT;
+	case DRM_VNPU_OP_T_SOFTMAX:
+		return VNPU_T_SOFTMAX;
+	case DRM_VNPU_OP_T_IM2COL:
+	case DRM_VNPU_OP_T_MAXPOOL:
+	case DRM_VNPU_OP_T_AVGPOOL:
+		return VNPU_T_WINDOW;
+	case DRM_VNPU_OP_T_BATCHNORM:
+		return VNPU_T_NORM;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Elements a tensor of @ndim dimensions spans. Dimensions are below 2^24
+ * and strides below 2^32, so the sum stays below 2^59: no overflow.
+ */
+static u64 vnpu_span(u32 ndim, const u32 *shape, const u32 *stride)
+{
+	u64 elems = 1;
+	u32 d;
+
+	for (d = 0; d < ndim; d++)
+		elems += (u64)(shape[d] - 1) * stride[d];
+	return elems;
+}
+
+static bool vnpu_t_overlap(u64 a, u64 alen, u64 b, u64 blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Same address and the same strides on every dimension that matters. */
+static bool vnpu_t_in_place(u64 x, const u32 *sx, u64 y, const u32 *sy, u32 ndim,
+			    const u32 *shape)
+{
+	u32 d;
+
+	if (x != y)
+		return false;
+	for (d = 0; d < ndim; d++)
+		if (shape[d] > 1 && sx[d] != sy[d])
+			return false;
+	return true;
+}
+
+static bool vnpu_t_all_zero(const u32 *v, u32 from, u32 to)
+{
+	for (; from < to; from++)
+		if (v[from])
+			return false;
+	return true;
+}
+
+static bool vnpu_dim_ok(u32 v)
+{
+	return v && v <= DRM_VNPU_KERNEL_MAX_DIM;
+}
+
+/* Checks the window; fills the output shape; adds the window to @points. */
+static int vnpu_t_check_window(const struct drm_vnpu_tensor_args *t, u32 *cshape,
+			       u32 *cndim, u64 *points)
+{
+	const struct drm_vnpu_tensor_window *w = &t->window;
+	u64 area = (u64)w->kernel_h * w->kernel_w;
+
+	if (!vnpu_dim_ok(w->kernel_h) || !vnpu_dim_ok(w->kernel_w) ||
+	    !vnpu_dim_ok(w->stride_h) || !vnpu_dim_ok(w->stride_w) ||
+	    !vnpu_dim_ok(w->dilation_h) || !vnpu_dim_ok(w->dilation_w) ||
+	    !vnpu_dim_ok(w->out_h) || !vnpu_dim_ok(w->out_w) ||
+	    w->pad_top > DRM_VNPU_KERNEL_MAX_DIM || w->pad_left > DRM_VNPU_KERNEL_MAX_DIM ||
+	    w->pad_bottom > DRM_VNPU_KERNEL_MAX_DIM || w->pad_right > DRM_VNPU_KERNEL_MAX_DIM)
+		return -EINVAL;
+	if (t->op != DRM_VNPU_OP_T_IM2COL && area > VNPU_MAX_POOL_WINDOW)
+		return -EINVAL;
+	cshape[0] = t->shape[0];
+	cshape[1] = t->shape[1];
+	if (t->op == DRM_VNPU_OP_T_IM2COL) {
+		cshape[2] = w->kernel_h;
+		cshape[3] = w->kernel_w;
+		cshape[4] = w->out_h;
+		cshape[5] = w->out_w;
+		*cndim = 6;
+	} else {
+		cshape[2] = w->out_h;
+		cshape[3] = w->out_w;
+		*cndim = 4;
+	}
+	/* The points are the input's N x C times out_h x out_w x the window. */
+	*points = (u64)t->shape[0] * t->shape[1];
+	if (check_mul_overflow(*points, (u64)w->out_h * w->out_w, points) ||
+	    check_mul_overflow(*points, area, points))
+		return -EINVAL;
+	return 0;
+}
+
+static int vnpu_t_check_norm(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_ranges *r)
+{
+	const struct drm_vnpu_tensor_norm *nm = &t->norm;
+	u64 addr[4] = { nm->scale, nm->bias, nm->mean, nm->var };
+	int i;
+
+	if (nm->axis >= t->ndim)
+		return -EINVAL;
+	for (i = 0; i < 4; i++) {
+		if (addr[i] % 4)
+			return -EINVAL;
+		r->addr[3 + i] = addr[i];
+		r->size[3 + i] = (u64)t->shape[nm->axis] * 4;
+	}
+	return 0;
+}
+
+/**
+ * vnpu_tensor_check - check the arguments of a tensor operator
+ * @t: the arguments, copied from device memory
+ * @r: out, the ranges of A, B, C and the BATCHNORM arrays
+ *
+ * Return: 0 or -EINVAL; the caller checks that the ranges lie in buffers
+ * (-EACCES) and that their ends do not wrap.
+ */
+int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_ranges *r)
+{
+	static const struct drm_vnpu_tensor_window no_window;
+	static const struct drm_vnpu_tensor_norm no_norm;
+	u32 cshape[DRM_VNPU_TENSOR_MAX_DIMS], cndim = t->ndim, d;
+	int kind = vnpu_t_kind(t->op);
+	bool over_axes, c_reduced, uses_b, in_place_ok;
+	u64 points = 1;
+	int ret;
+
+	if (kind < 0 || !t->ndim || t->ndim > DRM_VNPU_TENSOR_MAX_DIMS)
+		return -EINVAL;
+	if (t->flags & ~(t->op == DRM_VNPU_OP_T_AVGPOOL ? DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD : 0))
+		return -EINVAL;
+	if (kind == VNPU_T_WINDOW && t->ndim != 4)
+		return -EINVAL;
+	for (d = 0; d < t->ndim; d++) {
+		if (!vnpu_dim_ok(t->shape[d]))
+			return -EINVAL;
+		cshape[d] = t->shape[d];
+		if (check_mul_overflow(points, (u64)t->shape[d], &points))
+			return -EINVAL;
+	}
+	if (!vnpu_t_all_zero(t->shape, t->ndim, DRM_VNPU_TENSOR_MAX_DIMS) ||
+	    !vnpu_t_all_zero(t->stride_a, t->ndim, DRM_VNPU_TENSOR_MAX_DIMS) ||
+	    !vnpu_t_all_zero(t->stride_b, t->ndim, DRM_VNPU_TENSOR_MAX_DIMS))
+		return -EINVAL;
+
+	over_axes = kind == VNPU_T_REDUCE || kind == VNPU_T_DOT || kind == VNPU_T_SOFTMAX;
+	if (over_axes ? !t->axes || t->axes >> t->ndim : t->axes)
+		return -EINVAL;
+	c_reduced = kind == VNPU_T_REDUCE || kind == VNPU_T_DOT;
+	uses_b = kind == VNPU_T_BINARY || kind == VNPU_T_DOT;
+	in_place_ok = kind == VNPU_T_UNARY || kind == VNPU_T_BINARY ||
+		      kind == VNPU_T_SOFTMAX || kind == VNPU_T_NORM;
+
+	if (kind == VNPU_T_WINDOW) {
+		ret = vnpu_t_check_window(t, cshape, &cndim, &points);
+		if (ret)
+			return ret;
+	} else if (memcmp(&t->window, &no_window, sizeof(no_window))) {
+		return -EINVAL;
+	}
+	if (points > DRM_VNPU_TENSOR_MAX_POINTS)
+		return -EINVAL;
+	if (kind == VNPU_T_NORM) {
+		ret = vnpu_t_check_norm(t, r);
+		if (ret)
+			return ret;
+	} else if (memcmp(&t->norm, &no_norm, sizeof(no_norm))) {
+		return -EINVAL;
+	}
+
+	/* The output: zero strides exactly on the reduced axes. */
+	if (!vnpu_t_all_zero(t->stride_c, cndim, DRM_VNPU_TENSOR_MAX_DIMS))
+		return -EINVAL;
+	for (d = 0; d < cndim; d++) {
+		bool reduced = c_reduced && (t->axes & BIT(d));
+
+		if (reduced ? t->stride_c[d] != 0 : cshape[d] > 1 && !t->stride_c[d])
+			return -EINVAL;
+	}
+
+	if ((t->a | t->c) % 4)
+		return -EINVAL;
+	if (uses_b ? t->b % 4 : t->b || !vnpu_t_all_zero(t->stride_b, 0, t->ndim))
+		return -EINVAL;
+
+	r->addr[0] = t->a;
+	r->size[0] = vnpu_span(t->ndim, t->shape, t->stride_a) * 4;
+	r->addr[1] = t->b;
+	r->size[1] = uses_b ? vnpu_span(t->ndim, t->shape, t->stride_b) * 4 : 0;
+	r->addr[2] = t->c;
+	r->size[2] = vnpu_span(cndim, cshape, t->stride_c) * 4;
+
+	if (vnpu_t_overlap(t->c, r->size[2], t->a, r->size[0]) &&
+	    !(in_place_ok && vnpu_t_in_place(t->c, t->stride_c, t->a, t->stride_a, t->ndim,
+					     t->shape)))
+		return -EINVAL;
+	if (uses_b && vnpu_t_overlap(t->c, r->size[2], t->b, r->size[1]) &&
+	    !(in_place_ok && vnpu_t_in_place(t->c, t->stride_c, t->b, t->stride_b, t->ndim,
+					     t->shape)))
+		return -EINVAL;
+	/* BATCHNORM reads its arrays while it writes C. */
+	for (d = 3; d < VNPU_KERNEL_MAX_ARRAYS; d++)
+		if (r->size[d] && vnpu_t_overlap(t->c, r->size[2], r->addr[d], r->size[d]))
+			return -EINVAL;
+	return 0;
+}
+
+/* Removes dimension @d of @t. */
+static void vnpu_t_drop_dim(struct drm_vnpu_tensor_args *t, u32 d)
+{
+	u32 low = t->axes & (BIT(d) - 1), high = t->axes >> (d + 1);
+
+	t->axes = low | high << d;
+
+	for (; d + 1 < t->ndim; d++) {
+		t->shape[d] = t->shape[d + 1];
+		t->stride_a[d] = t->stride_a[d + 1];
+		t->stride_b[d] = t->stride_b[d + 1];
+		t->stride_c[d] = t->stride_c[d + 1];
+	}
+	t->ndim--;
+	t->shape[t->ndim] = 0;
+	t->stride_a[t->ndim] = 0;
+	t->stride_b[t->ndim] = 0;
+	t->stride_c[t->ndim] = 0;
+}
+
+/* Whether dimension @d + 1 continues dimension @d in @stride. */
+static bool vnpu_t_contiguous(const u32 *shape, const u32 *stride, u32 d)
+{
+	return (u64)stride[d] == (u64)shape[d + 1] * stride[d + 1];
+}
+
+/**
+ * vnpu_tensor_prepare - simplify the iteration space of checked arguments
+ * @t: arguments that passed vnpu_tensor_check()
+ *
+ * Drops dimensions of size 1 and merges a dimension into the next one
+ * when both are (or are not) in @axes and every tensor steps over the
+ * pair as over one dimension. The result walks the same elements in the
+ * same order; @ndim may become 0 (a single point). The window operators
+ * and BATCHNORM, whose dimensions have meanings, are left as they are.
+ */
+void vnpu_tensor_prepare(struct drm_vnpu_tensor_args *t)
+{
+	int kind = vnpu_t_kind(t->op);
+	u32 d;
+
+	if (kind == VNPU_T_WINDOW || kind == VNPU_T_NORM)
+		return;
+	for (d = 0; d < t->ndim;) {
+		if (t->shape[d] == 1)
+			vnpu_t_drop_dim(t, d);
+		else
+			d++;
+	}
+	for (d = 0; d + 1 < t->ndim;) {
+		u64 merged = (u64)t->shape[d] * t->shape[d + 1];
+
+		if (merged <= U32_MAX &&
+		    !!(t->axes & BIT(d)) == !!(t->axes & BIT(d + 1)) &&
+		    vnpu_t_contiguous(t->shape, t->stride_a, d) &&
+		    vnpu_t_contiguous(t->shape, t->stride_b, d) &&
+		    vnpu_t_contiguous(t->shape, t->stride_c, d)) {
+			/* Dimension d + 1 takes the product; d goes. */
+			t->shape[d + 1] = merged;
+			t->shape[d] = 1;
+			vnpu_t_drop_dim(t, d);
+		} else {
+			d++;
+		}
+	}
+}
+
+/*
+ * Sets @it to the first point of the dimensions of @t that are in @axes
+ * (@in) or not (!@in), with the strides of A, B and C.
+ */
+static void vnpu_iter_init(struct vnpu_iter *it, const struct drm_vnpu_tensor_args *t,
+			   bool in)
+{
+	u32 d;
+
+	memset(it, 0, sizeof(*it));
+	for (d = 0; d < t->ndim; d++) {
+		if (!!(t->axes & BIT(d)) != in)
+			continue;
+		it->shape[it->ndim] = t->shape[d];
+		it->stride[0][it->ndim] = t->stride_a[d];
+		it->stride[1][it->ndim] = t->stride_b[d];
+		it->stride[2][it->ndim] = t->stride_c[d];
+		it->ndim++;
+	}
+}
+
+static u64 vnpu_iter_points(const struct vnpu_iter *it)
+{
+	u64 points = 1;
+	u32 d;
+
+	for (d = 0; d < it->ndim; d++)
+		points *= it->shape[d];
+	return points;
+}
+
+/* COPY: 32-bit words, no FPU. */
+static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	const u32 *a = op->a;
+	u32 *c = op->c;
+	struct vnpu_iter it;
+	u64 left, done = 0;
+
+	vnpu_iter_init(&it, &op->t, false);
+	for (left = vnpu_iter_points(&it); left; ) {
+		u32 n = min_t(u64, vnpu_iter_run(&it), left), i;
+		u32 sa = it.ndim ? it.stride[0][it.ndim - 1] : 0;
+		u32 sc = it.ndim ? it.stride[2][it.ndim - 1] : 0;
+		const u32 *x = a + it.off[0];
+		u32 *z = c + it.off[2];
+
+		for (i = 0; i < n; i++)
+			z[(size_t)i * sc] = x[(size_t)i * sa];
+		vnpu_iter_advance(&it, n);
+		left -= n;
+		done += n;
+		if (done >= VNPU_COPY_CHUNK) {
+			done = 0;
+			if (READ_ONCE(*aborted))
+				return;
+			cond_resched();
+		}
+	}
+}
+
+/* Elementwise operators and BATCHNORM, VNPU_FPU_CHUNK points a section. */
+static void vnpu_t_run_map(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	struct vnpu_iter it;
+	u64 left;
+
+	vnpu_iter_init(&it, &op->t, false);
+	for (left = vnpu_iter_points(&it); left; ) {
+		u32 n = min_t(u64, left, VNPU_FPU_CHUNK);
+
+		if (READ_ONCE(*aborted))
+			return;
+		kernel_fpu_begin();
+		vnpu_fpu_t_map(op, &it, n);
+		kernel_fpu_end();
+		cond_resched();
+		left -= n;
+	}
+}
+
+/* Reductions and DOT: output element by output element, in sections. */
+static void vnpu_t_run_reduce(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	struct vnpu_reduce r;
+
+	vnpu_iter_init(&r.outer, &op->t, false);
+	vnpu_iter_init(&r.inner, &op->t, true);
+	r.inner_points = vnpu_iter_points(&r.inner);
+	r.inner_left = r.inner_points;
+	r.outer_left = vnpu_iter_points(&r.outer);
+	r.acc = op->t.op == DRM_VNPU_OP_T_REDUCE_MAX ? VNPU_FP32_NEG_INF : VNPU_FP32_ZERO;
+	while (r.outer_left) {
+		if (READ_ONCE(*aborted))
+			return;
+		kernel_fpu_begin();
+		vnpu_fpu_t_reduce(op, &r, VNPU_FPU_CHUNK);
+		kernel_fpu_end();
+		cond_resched();
+	}
+}
+
+/* SOFTMAX: per group of the axes, maximum, exp(x - max) and sum, divide. */
+static void vnpu_t_run_softmax(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	struct vnpu_iter outer, inner;
+	u64 groups, points, left;
+
+	vnpu_iter_init(&outer, &op->t, false);
+	vnpu_iter_init(&inner, &op->t, true);
+	points = vnpu_iter_points(&inner);
+	for (groups = vnpu_iter_points(&outer); groups; groups--) {
+		u32 max = VNPU_FP32_NEG_INF, sum = VNPU_FP32_ZERO, n;
+		u64 a0 = outer.off[0], c0 = outer.off[2];
+
+		/* @inner wraps back to its first point after each pass. */
+		for (left = points; left; left -= n) {
+			if (READ_ONCE(*aborted))
+				return;
+			n = min_t(u64, left, VNPU_FPU_CHUNK);
+			kernel_fpu_begin();
+			max = vnpu_fpu_t_group_max(op, &inner, a0, n, max);
+			kernel_fpu_end();
+			cond_resched();
+		}
+		for (left = points; left; left -= n) {
+			if (READ_ONCE(*aborted))
+				return;
+			n = min_t(u64, left, VNPU_FPU_CHUNK);
+			kernel_fpu_begin();
+			sum = vnpu_fpu_t_group_exp(op, &inner, a0, c0, n, max, sum);
+			kernel_fpu_end();
+			cond_resched();
+		}
+		for (left = points; left; left -= n) {
+			if (READ_ONCE(*aborted))
+				return;
+			n = min_t(u64, left, VNPU_FPU_CHUNK);
+			kernel_fpu_begin();
+			vnpu_fpu_t_group_div(op, &inner, c0, n, sum);
+			kernel_fpu_end();
+			cond_resched();
+		}
+		vnpu_iter_advance(&outer, 1);
+	}
+}
+
+/*
+ * The output iteration of the window operators: dimensions N and C of A
+ * (the window's rows and columns are computed), and C's own dimensions.
+ */
+static void vnpu_t_window_iter(struct vnpu_iter *it, const struct drm_vnpu_tensor_args *t)
+{
+	const struct drm_vnpu_tensor_window *w = &t->window;
+	bool im2col = t->op == DRM_VNPU_OP_T_IM2COL;
+	u32 d;
+
+	memset(it, 0, sizeof(*it));
+	it->ndim = im2col ? 6 : 4;
+	it->shape[0] = t->shape[0];
+	it->shape[1] = t->shape[1];
+	it->shape[2] = im2col ? w->kernel_h : w->out_h;
+	it->shape[3] = im2col ? w->kernel_w : w->out_w;
+	it->shape[4] = im2col ? w->out_h : 0;
+	it->shape[5] = im2col ? w->out_w : 0;
+	it->stride[0][0] = t->stride_a[0];
+	it->stride[0][1] = t->stride_a[1];
+	for (d = 0; d < it->ndim; d++)
+		it->stride[2][d] = t->stride_c[d];
+}
+
+/* IM2COL: 32-bit words, no FPU; 0 for padding. */
+static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	const struct drm_vnpu_tensor_window *w = &op->t.window;
+	const u32 *a = op->a;
+	u32 *c = op->c, done = 0;
+	struct vnpu_iter it;
+	u64 left;
+
+	vnpu_t_window_iter(&it, &op->t);
+	for (left = vnpu_iter_points(&it); left; left--) {
+		s64 h = (s64)it.idx[4] * w->stride_h - w->pad_top + (s64)it.idx[2] * w->dilation_h;
+		s64 x = (s64)it.idx[5] * w->stride_w - w->pad_left + (s64)it.idx[3] * w->dilation_w;
+		u32 v = 0;
+
+		if (h >= 0 && h < op->t.shape[2] && x >= 0 && x < op->t.shape[3])
+			v = a[it.off[0] + (u64)h * op->t.stride_a[2] + (u64)x * op->t.stride_a[3]];
+		c[it.off[2]] = v;
+		vnpu_iter_advance(&it, 1);
+		if (++done >= VNPU_COPY_CHUNK) {
+			done = 0;
+			if (READ_ONCE(*aborted))
+				return;
+			cond_resched();
+		}
+	}
+}
+
+/* MAXPOOL, AVGPOOL: output elements in sections of about VNPU_FPU_CHUNK reads. */
+static void vnpu_t_run_pool(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	struct vnpu_iter it;
+	u64 left;
+
+	vnpu_t_window_iter(&it, &op->t);
+	for (left = vnpu_iter_points(&it); left; ) {
+		if (READ_ONCE(*aborted))
+			return;
+		kernel_fpu_begin();
+		left -= vnpu_fpu_t_pool(op, &it, min_t(u64, left, VNPU_FPU_CHUNK));
+		kernel_fpu_end();
+		cond_resched();
+	}
+}
+
+/**
+ * vnpu_tensor_run - execute a tensor operator
+ * @op: the resolved operator (@op->t prepared)
+ * @aborted: checked between sections; the operator stops when it is set
+ */
+void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	switch (vnpu_t_kind(op->t.op)) {
+	case VNPU_T_REDUCE:
+	case VNPU_T_DOT:
+		vnpu_t_run_reduce(op, aborted);
+		break;
+	case VNPU_T_SOFTMAX:
+		vnpu_t_run_softmax(op, aborted);
+		break;
+	case VNPU_T_WINDOW:
+		if (op->t.op == DRM_VNPU_OP_T_IM2COL)
+			vnpu_t_run_im2col(op, aborted);
+		else
+			vnpu_t_run_pool(op, aborted);
+		break;
+	default:
+		if (op->t.op == DRM_VNPU_OP_T_COPY)
+			vnpu_t_run_copy(op, aborted);
+		else
+			vnpu_t_run_map(op, aborted);
+		break;
+	}
+}

@@ -1,0 +1,1017 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Description: the N-d tensor operators of the KERNEL command (struct
+ * drm_vnpu_tensor_args): every operator against a CPU reference computed
+ * here, over broadcasting, permuted and padded layouts, sizes that cross
+ * the 1024-point sections, size-1 dimensions; the argument size rules;
+ * every bad argument; and that long operators stop at a timeout.
+ *
+ * Tolerances (|got - want| <= abs + rel * |want|):
+ *   COPY, ADD SUB MUL DIV MAX MIN RELU, REDUCE_MAX, IM2COL, MAXPOOL: exact
+ *   REDUCE_SUM, REDUCE_MEAN, AVGPOOL: 1e-6 relative + 1e-6 absolute against
+ *     the same fp32 sums in the same order
+ *   EXP: 2e-6 relative against exp() in double (subnormals: 1e-44 absolute)
+ *   SIGMOID, TANH: 2e-7 absolute + 2e-6 relative against double
+ *   SOFTMAX: 1e-7 absolute + 1e-5 relative against double
+ *   DOT (and convolution through IM2COL): 1e-5 + 2e-6 * k absolute against
+ *     double, k the number of products
+ *   BATCHNORM: 1e-6 absolute + 1e-6 relative against double
+ */
+#include <math.h>
+
+#include "kselftest_harness.h"
+#include "vnpu_exec_utils.h"
+
+#define BUF_SIZE (16ULL << 20)
+/* Arguments at 0, arrays from ARR. */
+#define ARR 4096ULL
+#define MAXD DRM_VNPU_TENSOR_MAX_DIMS
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float frand(unsigned int *seed)
+{
+	return (float)rand_r(seed) / RAND_MAX * 2.0f - 1.0f;
+}
+
+static int close_enough(double got, double want, double abs_tol, double rel_tol)
+{
+	if (isnan(want))
+		return isnan(got);
+	if (isinf(want))
+		return got == want;
+	return fabs(got - want) <= abs_tol + rel_tol * fabs(want);
+}
+
+static uint64_t points_of(uint32_t ndim, const uint32_t *shape)
+{
+	uint64_t p = 1;
+
+	for (uint32_t d = 0; d < ndim; d++)
+		p *= shape[d];
+	return p;
+}
+
+/* Row-major strides of @shape. */
+static void dense(uint32_t ndim, const uint32_t *shape, uint32_t *stride)
+{
+	uint32_t s = 1;
+
+	for (int d = ndim - 1; d >= 0; d--) {
+		stride[d] = s;
+		s *= shape[d];
+	}
+	for (uint32_t d = ndim; d < MAXD; d++)
+		stride[d] = 0;
+}
+
+/*
+ * Strides of a dense tensor of @in_ndim dims @in_shape broadcast to the
+ * @ndim dims of the output, numpy style (aligned right, 1 and missing dims
+ * repeat).
+ */
+static void bcast(uint32_t ndim, uint32_t in_ndim, const uint32_t *in_shape, uint32_t *stride)
+{
+	uint32_t in_stride[MAXD];
+
+	dense(in_ndim, in_shape, in_stride);
+	memset(stride, 0, MAXD * sizeof(*stride));
+	for (uint32_t i = 0; i < in_ndim; i++) {
+		uint32_t d = ndim - in_ndim + i;
+
+		stride[d] = in_shape[i] == 1 ? 0 : in_stride[i];
+	}
+}
+
+static void unravel(uint64_t p, uint32_t ndim, const uint32_t *shape, uint32_t *idx)
+{
+	for (int d = ndim - 1; d >= 0; d--) {
+		idx[d] = p % shape[d];
+		p /= shape[d];
+	}
+}
+
+static uint64_t offset(uint32_t ndim, const uint32_t *idx, const uint32_t *stride)
+{
+	uint64_t o = 0;
+
+	for (uint32_t d = 0; d < ndim; d++)
+		o += (uint64_t)idx[d] * stride[d];
+	return o;
+}
+
+FIXTURE(ops) {
+	int fd;
+	uint32_t queue;
+	uint32_t sync;
+	struct buf b;
+	uint64_t next;
+};
+
+FIXTURE_SETUP(ops)
+{
+	self->fd = vnpu_open_nth(0);
+	if (self->fd < 0)
+		SKIP(return, "no vnpu device");
+	ASSERT_EQ(0, queue_create(self->fd, DRM_VNPU_ENGINE_COMPUTE, DRM_VNPU_PRIORITY_NORMAL,
+				  &self->queue));
+	ASSERT_EQ(0, buf_create(self->fd, BUF_SIZE, DRM_VNPU_BO_HOST, &self->b));
+	self->sync = syncobj_create(self->fd);
+	ASSERT_NE(0, self->sync);
+	self->next = ARR;
+}
+
+FIXTURE_TEARDOWN(ops)
+{
+	if (self->fd < 0)
+		return;
+	buf_destroy(self->fd, &self->b);
+	close(self->fd);
+}
+
+#define PTR(off) ((void *)((char *)self->b.map + (off)))
+#define ADDR(off) (self->b.addr + (off))
+
+/* Carves @elems fp32 (64-byte aligned) out of the buffer, random values. */
+static float *carve(struct _test_data_ops *self, uint64_t elems, unsigned int seed,
+		    uint64_t *off)
+{
+	float *p;
+
+	*off = self->next;
+	self->next = (self->next + elems * 4 + 63) & ~63ULL;
+	if (self->next > BUF_SIZE)
+		return NULL;
+	p = PTR(*off);
+	for (uint64_t i = 0; i < elems; i++)
+		p[i] = frand(&seed);
+	return p;
+}
+
+/* Runs one tensor operator; returns the fence status (1 = ok) or the error. */
+static int run(struct _test_data_ops *self, const struct drm_vnpu_tensor_args *args)
+{
+	struct drm_vnpu_cmd cmd = cmd_tensor(self->b.addr);
+	int ret;
+
+	memcpy(self->b.map, args, sizeof(*args));
+	ret = submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, self->sync);
+	if (ret)
+		return ret - 10000;
+	if (syncobj_wait(self->fd, self->sync, 60000))
+		return -20000;
+	return syncobj_status(self->fd, self->sync);
+}
+
+static float ref_binary(uint32_t op, float a, float b)
+{
+	switch (op) {
+	case DRM_VNPU_OP_T_ADD: return a + b;
+	case DRM_VNPU_OP_T_SUB: return a - b;
+	case DRM_VNPU_OP_T_MUL: return a * b;
+	case DRM_VNPU_OP_T_DIV: return a / b;
+	case DRM_VNPU_OP_T_MAX: return a > b ? a : b;
+	default: return a < b ? a : b;
+	}
+}
+
+/* A binary case: output shape, A and B numpy shapes, C layout. */
+struct bin_case {
+	const char *what;
+	uint32_t ndim, shape[MAXD];
+	uint32_t a_ndim, a_shape[MAXD];
+	uint32_t b_ndim, b_shape[MAXD];
+	uint32_t c_pad;		/* extra elements per row of C */
+};
+
+static const struct bin_case bin_cases[] = {
+	{ "same shape across sections", 2, { 3, 2500 }, 2, { 3, 2500 }, 2, { 3, 2500 }, 0 },
+	{ "row vector", 3, { 2, 3, 1031 }, 3, { 2, 3, 1031 }, 1, { 1031 }, 0 },
+	{ "column against row", 2, { 37, 41 }, 2, { 37, 1 }, 2, { 1, 41 }, 0 },
+	{ "both broadcast 4-d", 4, { 2, 3, 4, 5 }, 4, { 2, 1, 4, 1 }, 4, { 1, 3, 1, 5 }, 0 },
+	{ "scalar B", 3, { 5, 7, 9 }, 3, { 5, 7, 9 }, 0, { 0 }, 0 },
+	{ "scalar A", 2, { 13, 17 }, 0, { 0 }, 2, { 13, 17 }, 0 },
+	{ "size-1 dims", 6, { 1, 2, 1, 3, 1, 4 }, 6, { 1, 2, 1, 3, 1, 4 }, 2, { 3, 1 }, 0 },
+	{ "six dims, padded C rows", 6, { 2, 3, 2, 3, 2, 7 }, 5, { 3, 2, 1, 2, 7 },
+	  6, { 2, 1, 2, 3, 1, 1 }, 5 },
+	{ "one element", 1, { 1 }, 1, { 1 }, 1, { 1 }, 0 },
+};
+
+TEST_F(ops, binary_broadcast_against_reference)
+{
+	const uint32_t ops[] = { DRM_VNPU_OP_T_ADD, DRM_VNPU_OP_T_SUB, DRM_VNPU_OP_T_MUL,
+				 DRM_VNPU_OP_T_DIV, DRM_VNPU_OP_T_MAX, DRM_VNPU_OP_T_MIN };
+
+	for (size_t k = 0; k < sizeof(bin_cases) / sizeof(bin_cases[0]); k++) {
+		const struct bin_case *bc = &bin_cases[k];
+		uint32_t cshape[MAXD], sc[MAXD];
+		struct drm_vnpu_tensor_args t = { .ndim = bc->ndim };
+		uint64_t oa, ob, oc, save = self->next;
+		float *a, *b, *c;
+
+		memcpy(t.shape, bc->shape, sizeof(t.shape));
+		bcast(bc->ndim, bc->a_ndim, bc->a_shape, t.stride_a);
+		bcast(bc->ndim, bc->b_ndim, bc->b_shape, t.stride_b);
+		memcpy(cshape, bc->shape, sizeof(cshape));
+		cshape[bc->ndim - 1] += bc->c_pad;
+		dense(bc->ndim, cshape, sc);
+		memcpy(t.stride_c, sc, sizeof(sc));
+		a = carve(self, points_of(bc->a_ndim, bc->a_shape), 1 + k, &oa);
+		b = carve(self, points_of(bc->b_ndim, bc->b_shape), 2 + k, &ob);
+		c = carve(self, points_of(bc->ndim, cshape), 3 + k, &oc);
+		ASSERT_TRUE(a && b && c);
+		t.a = ADDR(oa);
+		t.b = ADDR(ob);
+		t.c = ADDR(oc);
+		for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+			uint64_t n = points_of(bc->ndim, bc->shape);
+			uint32_t idx[MAXD];
+			int bad = 0;
+
+			t.op = ops[o];
+			if (bc->c_pad)
+				c[bc->shape[bc->ndim - 1]] = 12345.0f;
+			ASSERT_EQ(1, run(self, &t)) TH_LOG("%s op %#x", bc->what, ops[o]);
+			for (uint64_t p = 0; p < n; p++) {
+				float want, got;
+
+				unravel(p, bc->ndim, bc->shape, idx);
+				want = ref_binary(ops[o], a[offset(bc->ndim, idx, t.stride_a)],
+						  b[offset(bc->ndim, idx, t.stride_b)]);
+				got = c[offset(bc->ndim, idx, sc)];
+				if (memcmp(&want, &got, 4) && bad++ < 3)
+					TH_LOG("%s op %#x point %llu: %g want %g", bc->what, ops[o],
+					       (unsigned long long)p, got, want);
+			}
+			EXPECT_EQ(0, bad);
+			if (bc->c_pad)
+				EXPECT_EQ(12345.0f, c[bc->shape[bc->ndim - 1]]);
+		}
+		self->next = save;
+	}
+}
+
+/* Elementwise in place: C is A (same strides), B broadcast. */
+TEST_F(ops, binary_in_place)
+{
+	uint32_t shape[2] = { 9, 1100 }, bshape[1] = { 1100 };
+	uint64_t oa, ob;
+	float *a = carve(self, 9 * 1100, 5, &oa), *b = carve(self, 1100, 6, &ob);
+	float *orig = malloc(9 * 1100 * 4);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_MUL, .ndim = 2, .shape = { 9, 1100 },
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oa),
+	};
+
+	ASSERT_NE(NULL, orig);
+	dense(2, shape, t.stride_a);
+	dense(2, shape, t.stride_c);
+	bcast(2, 1, bshape, t.stride_b);
+	memcpy(orig, a, 9 * 1100 * 4);
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 9 * 1100; i++)
+		ASSERT_EQ(orig[i] * b[i % 1100], a[i]);
+	free(orig);
+}
+
+static double ref_unary(uint32_t op, double x)
+{
+	switch (op) {
+	case DRM_VNPU_OP_T_RELU: return x > 0 ? x : 0;
+	case DRM_VNPU_OP_T_SIGMOID: return 1.0 / (1.0 + exp(-x));
+	case DRM_VNPU_OP_T_TANH: return tanh(x);
+	default: return exp(x);
+	}
+}
+
+TEST_F(ops, unary_against_reference)
+{
+	const uint32_t ops[] = { DRM_VNPU_OP_T_RELU, DRM_VNPU_OP_T_SIGMOID, DRM_VNPU_OP_T_TANH,
+				 DRM_VNPU_OP_T_EXP };
+	const float edges[] = { 0.0f, -0.0f, 1e-8f, -1e-8f, 1e-30f, 0.1699f, 0.1701f, -0.17f,
+				 20.5f, -20.5f, 88.0f, 89.0f, -87.0f, -95.0f, -104.0f, -120.0f,
+				 1e30f, -1e30f, INFINITY, -INFINITY, NAN };
+	/* A transposed 3 x 1500 view of a 1500 x 3 array, written to dense C. */
+	uint32_t shape[2] = { 3, 1500 }, sc[MAXD];
+	uint64_t oa, oc;
+	float *a = carve(self, 3 * 1500, 7, &oa), *c = carve(self, 3 * 1500, 8, &oc);
+	const size_t nedges = sizeof(edges) / sizeof(edges[0]);
+
+	for (uint32_t i = 0; i < 3 * 1500; i++)
+		a[i] *= i % 3 ? 10.0f : 100.0f;
+	for (size_t e = 0; e < nedges; e++)
+		a[e * 3] = edges[e];
+	dense(2, shape, sc);
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		struct drm_vnpu_tensor_args t = {
+			.op = ops[o], .ndim = 2, .shape = { 3, 1500 }, .stride_a = { 1, 3 },
+			.a = ADDR(oa), .c = ADDR(oc),
+		};
+		int bad = 0;
+
+		memcpy(t.stride_c, sc, sizeof(sc));
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("op %#x", ops[o]);
+		for (uint32_t i = 0; i < 3; i++)
+			for (uint32_t j = 0; j < 1500; j++) {
+				double x = a[j * 3 + i], want = ref_unary(ops[o], x);
+				double got = c[i * 1500 + j], abs_tol = 0, rel_tol = 0;
+
+				if (ops[o] == DRM_VNPU_OP_T_EXP) {
+					want = (float)want;
+					rel_tol = 2e-6;
+					abs_tol = 1e-44;
+				} else if (ops[o] != DRM_VNPU_OP_T_RELU) {
+					abs_tol = 2e-7;
+					rel_tol = 2e-6;
+				}
+				if (isnan(x) && ops[o] == DRM_VNPU_OP_T_RELU)
+					want = 0;	/* NaN > 0 is false */
+				if (!close_enough(got, want, abs_tol, rel_tol) && bad++ < 5)
+					TH_LOG("op %#x x=%g: %.9g want %.9g", ops[o], x, got, want);
+			}
+		EXPECT_EQ(0, bad);
+		/* Small arguments of tanh keep their relative precision. */
+		for (uint32_t j = 2; j < 5 && ops[o] == DRM_VNPU_OP_T_TANH; j++) {
+			EXPECT_TRUE(close_enough(c[j], tanh(edges[j]), 0, 1e-6))
+				TH_LOG("tanh(%g) = %g", edges[j], c[j]);
+		}
+	}
+}
+
+/* COPY: any permutation, bit exact (NaN payloads kept), and an expand. */
+TEST_F(ops, copy_transposes_and_expands)
+{
+	const uint32_t shape[4] = { 2, 3, 4, 5 };
+	const uint32_t perms[][4] = { { 0, 1, 2, 3 }, { 3, 2, 1, 0 }, { 0, 2, 3, 1 },
+				      { 1, 0, 3, 2 }, { 2, 0, 1, 3 } };
+	uint32_t sa[MAXD], n = 120;
+	uint64_t oa, oc;
+	float *a = carve(self, n, 9, &oa), *c = carve(self, 6 * n, 10, &oc);
+	uint32_t *ua = (uint32_t *)a, *uc = (uint32_t *)c;
+
+	ua[7] = 0x7fc01234;	/* a NaN with a payload */
+	ua[8] = 0xffffffff;
+	dense(4, shape, sa);
+	for (size_t p = 0; p < sizeof(perms) / sizeof(perms[0]); p++) {
+		/* C = transpose(A, perm): C[i] = A[i permuted]. */
+		struct drm_vnpu_tensor_args t = {
+			.op = DRM_VNPU_OP_T_COPY, .ndim = 4, .a = ADDR(oa), .c = ADDR(oc),
+		};
+		uint32_t idx[MAXD], aidx[MAXD];
+
+		for (int d = 0; d < 4; d++) {
+			t.shape[d] = shape[perms[p][d]];
+			t.stride_a[d] = sa[perms[p][d]];
+		}
+		dense(4, t.shape, t.stride_c);
+		ASSERT_EQ(1, run(self, &t));
+		for (uint32_t i = 0; i < n; i++) {
+			unravel(i, 4, t.shape, idx);
+			for (int d = 0; d < 4; d++)
+				aidx[perms[p][d]] = idx[d];
+			ASSERT_EQ(ua[offset(4, aidx, sa)], uc[i]) TH_LOG("perm %zu point %u", p, i);
+		}
+	}
+	/* Expand 2 x 1 x 60 to 2 x 6 x 60 (the middle dimension repeats). */
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_COPY, .ndim = 3, .shape = { 2, 6, 60 },
+		.stride_a = { 60, 0, 1 }, .stride_c = { 360, 60, 1 },
+		.a = ADDR(oa), .c = ADDR(oc),
+	};
+
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 720; i++)
+		ASSERT_EQ(ua[(i / 360) * 60 + i % 60], uc[i]);
+}
+
+/* Reductions over every subset of axes of a 3-d tensor, keepdims layout. */
+TEST_F(ops, reductions_over_any_axes)
+{
+	const uint32_t shape[3] = { 5, 7, 301 };
+	const uint32_t ops[] = { DRM_VNPU_OP_T_REDUCE_SUM, DRM_VNPU_OP_T_REDUCE_MEAN,
+				 DRM_VNPU_OP_T_REDUCE_MAX };
+	uint32_t sa[MAXD];
+	uint64_t oa, oc, n = 5 * 7 * 301;
+	float *a = carve(self, n, 11, &oa), *c = carve(self, n, 12, &oc);
+
+	dense(3, shape, sa);
+	for (uint32_t axes = 1; axes < 8; axes++) {
+		uint32_t kshape[3], sc[MAXD], idx[MAXD], ridx[MAXD], oshape[3], rshape[3];
+		uint32_t on = 0, rn = 0;
+
+		for (int d = 0; d < 3; d++) {
+			kshape[d] = axes & (1u << d) ? 1 : shape[d];
+			if (axes & (1u << d))
+				rshape[rn++] = shape[d];
+			else
+				oshape[on++] = shape[d];
+		}
+		dense(3, kshape, sc);
+		for (int d = 0; d < 3; d++)
+			if (axes & (1u << d))
+				sc[d] = 0;
+		for (size_t o = 0; o < 3; o++) {
+			struct drm_vnpu_tensor_args t = {
+				.op = ops[o], .ndim = 3, .axes = axes, .shape = { 5, 7, 301 },
+				.a = ADDR(oa), .c = ADDR(oc),
+			};
+			uint64_t outs = points_of(on, oshape), red = points_of(rn, rshape);
+			int bad = 0;
+
+			memcpy(t.stride_a, sa, sizeof(sa));
+			memcpy(t.stride_c, sc, sizeof(sc));
+			ASSERT_EQ(1, run(self, &t)) TH_LOG("axes %u op %#x", axes, ops[o]);
+			for (uint64_t p = 0; p < outs; p++) {
+				float acc = ops[o] == DRM_VNPU_OP_T_REDUCE_MAX ? -INFINITY : 0.0f;
+				uint64_t base;
+
+				unravel(p, on, oshape, ridx);
+				for (int d = 0, k = 0; d < 3; d++)
+					idx[d] = axes & (1u << d) ? 0 : ridx[k++];
+				base = offset(3, idx, sc);
+				for (uint64_t q = 0; q < red; q++) {
+					uint32_t qi[3];
+					float v;
+
+					unravel(q, rn, rshape, qi);
+					for (int d = 0, k = 0; d < 3; d++)
+						if (axes & (1u << d))
+							idx[d] = qi[k++];
+					v = a[offset(3, idx, sa)];
+					if (ops[o] == DRM_VNPU_OP_T_REDUCE_MAX)
+						acc = v > acc ? v : acc;
+					else
+						acc += v;
+				}
+				if (ops[o] == DRM_VNPU_OP_T_REDUCE_MEAN)
+					acc /= (float)red;
+				if (!close_enough(c[base], acc, ops[o] == DRM_VNPU_OP_T_REDUCE_MAX ? 0 :
+						  1e-6, ops[o] == DRM_VNPU_OP_T_REDUCE_MAX ? 0 : 1e-6) &&
+				    bad++ < 3)
+					TH_LOG("axes %u op %#x out %llu: %g want %g", axes, ops[o],
+					       (unsigned long long)p, c[base], acc);
+			}
+			EXPECT_EQ(0, bad);
+		}
+	}
+}
+
+/* SOFTMAX over one axis (any) and over trailing axes, in place too. */
+TEST_F(ops, softmax_over_any_axes)
+{
+	const uint32_t shape[3] = { 4, 1200, 3 };
+	const uint32_t masks[] = { 1, 2, 4, 6, 7 };
+	uint32_t sa[MAXD];
+	uint64_t oa, oc, n = 4 * 1200 * 3;
+	float *a = carve(self, n, 13, &oa), *c = carve(self, n, 14, &oc);
+
+	for (uint64_t i = 0; i < n; i++)
+		a[i] *= 30.0f;	/* needs the maximum subtracted */
+	dense(3, shape, sa);
+	for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		uint32_t axes = masks[m], idx[MAXD], oshape[3], rshape[3], on = 0, rn = 0;
+		struct drm_vnpu_tensor_args t = {
+			.op = DRM_VNPU_OP_T_SOFTMAX, .ndim = 3, .axes = axes,
+			.shape = { 4, 1200, 3 }, .a = ADDR(oa), .c = ADDR(oc),
+		};
+		int bad = 0;
+
+		memcpy(t.stride_a, sa, sizeof(sa));
+		memcpy(t.stride_c, sa, sizeof(sa));
+		for (int d = 0; d < 3; d++) {
+			if (axes & (1u << d))
+				rshape[rn++] = shape[d];
+			else
+				oshape[on++] = shape[d];
+		}
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("axes %u", axes);
+		for (uint64_t p = 0; p < points_of(on, oshape); p++) {
+			uint32_t oi[3], qi[3];
+			double mx = -INFINITY, sum = 0, total = 0;
+			uint64_t red = points_of(rn, rshape);
+
+			unravel(p, on, oshape, oi);
+			for (int pass = 0; pass < 3; pass++)
+				for (uint64_t q = 0; q < red; q++) {
+					uint64_t off;
+					double x;
+
+					unravel(q, rn, rshape, qi);
+					for (int d = 0, k = 0, l = 0; d < 3; d++)
+						idx[d] = axes & (1u << d) ? qi[k++] : oi[l++];
+					off = offset(3, idx, sa);
+					x = a[off];
+					if (pass == 0) {
+						mx = fmax(mx, x);
+					} else if (pass == 1) {
+						sum += exp(x - mx);
+					} else {
+						double want = exp(x - mx) / sum;
+
+						total += c[off];
+						if (!close_enough(c[off], want, 1e-7, 1e-5) && bad++ < 3)
+							TH_LOG("axes %u: %g want %g", axes, c[off], want);
+					}
+				}
+			EXPECT_TRUE(fabs(total - 1.0) < 1e-3);
+		}
+		EXPECT_EQ(0, bad);
+	}
+
+	/* In place over the middle axis: C is A. */
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_SOFTMAX, .ndim = 3, .axes = 2, .shape = { 4, 1200, 3 },
+		.a = ADDR(oa), .c = ADDR(oa),
+	};
+
+	memcpy(t.stride_a, sa, sizeof(sa));
+	memcpy(t.stride_c, sa, sizeof(sa));
+	memcpy(PTR(oc), a, n * 4);
+	ASSERT_EQ(1, run(self, &t));
+	t.a = ADDR(oc);
+	t.c = ADDR(oc);
+	ASSERT_EQ(1, run(self, &t));
+	EXPECT_EQ(0, memcmp(a, c, n * 4));
+}
+
+/* Batched matrix products, batch broadcast, long inner dimension. */
+static void check_dot(struct __test_metadata *_metadata, struct _test_data_ops *self,
+		      uint32_t batch, int a_bcast, uint32_t m, uint32_t n, uint32_t k, int trans_b)
+{
+	uint64_t oa, ob, oc, save = self->next;
+	float *a = carve(self, (uint64_t)(a_bcast ? 1 : batch) * m * k, 20, &oa);
+	float *b = carve(self, (uint64_t)batch * k * n, 21, &ob);
+	float *c = carve(self, (uint64_t)batch * m * n, 22, &oc);
+	/* Dimensions (batch, m, n, k), k contracted. */
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_DOT, .ndim = 4, .axes = 8, .shape = { batch, m, n, k },
+		.stride_a = { a_bcast ? 0 : m * k, k, 0, 1 },
+		.stride_b = { k * n, 0, trans_b ? k : 1, trans_b ? 1 : n },
+		.stride_c = { m * n, n, 1, 0 },
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
+	};
+	int bad = 0;
+
+	ASSERT_TRUE(a && b && c);
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t z = 0; z < batch; z++)
+		for (uint32_t i = 0; i < m; i++)
+			for (uint32_t j = 0; j < n; j++) {
+				double s = 0;
+
+				for (uint32_t p = 0; p < k; p++)
+					s += (double)a[(a_bcast ? 0 : z * m * k) + i * k + p] *
+					     b[z * k * n + (trans_b ? j * k + p : p * n + j)];
+				if (!close_enough(c[(z * m + i) * n + j], s, 1e-5 + 2e-6 * k, 0) &&
+				    bad++ < 3)
+					TH_LOG("dot [%u][%u][%u]: %g want %g", z, i, j,
+					       c[(z * m + i) * n + j], s);
+			}
+	EXPECT_EQ(0, bad);
+	self->next = save;
+}
+
+TEST_F(ops, dot_batched_matmul)
+{
+	check_dot(_metadata, self, 3, 0, 7, 11, 13, 0);
+	check_dot(_metadata, self, 4, 1, 5, 9, 33, 1);
+	check_dot(_metadata, self, 1, 0, 1, 1, 5000, 0);	/* crosses sections */
+	check_dot(_metadata, self, 2, 0, 17, 1, 1, 0);		/* k = 1, n = 1 */
+}
+
+/* Convolution geometry used by the window tests. */
+struct conv_case {
+	uint32_t n, c, h, w, m, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+};
+
+static uint32_t out_dim(uint32_t in, uint32_t k, uint32_t s, uint32_t d, uint32_t p0,
+			uint32_t p1, int ceil_mode)
+{
+	uint32_t eff = (k - 1) * d + 1, span = in + p0 + p1 - eff;
+
+	return (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+}
+
+static struct drm_vnpu_tensor_window window_of(const struct conv_case *cc, int ceil_mode)
+{
+	return (struct drm_vnpu_tensor_window){
+		.kernel_h = cc->kh, .kernel_w = cc->kw, .stride_h = cc->sh, .stride_w = cc->sw,
+		.dilation_h = cc->dh, .dilation_w = cc->dw, .pad_top = cc->pt,
+		.pad_left = cc->pl, .pad_bottom = cc->pb, .pad_right = cc->pr,
+		.out_h = out_dim(cc->h, cc->kh, cc->sh, cc->dh, cc->pt, cc->pb, ceil_mode),
+		.out_w = out_dim(cc->w, cc->kw, cc->sw, cc->dw, cc->pl, cc->pr, ceil_mode),
+	};
+}
+
+static const struct conv_case conv_cases[] = {
+	{ 2, 3, 9, 8, 4, 3, 2, 2, 1, 1, 2, 1, 0, 2, 1 },
+	{ 1, 2, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+	{ 1, 1, 7, 1, 2, 2, 1, 3, 1, 1, 1, 0, 0, 0, 0 },	/* 1-d as H x 1 */
+	{ 3, 5, 4, 6, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },	/* 1 x 1 kernel */
+};
+
+/* IM2COL exactly, then the convolution as IM2COL + DOT against direct. */
+TEST_F(ops, im2col_and_convolution)
+{
+	for (size_t k = 0; k < sizeof(conv_cases) / sizeof(conv_cases[0]); k++) {
+		const struct conv_case *cc = &conv_cases[k];
+		struct drm_vnpu_tensor_window w = window_of(cc, 0);
+		uint32_t ishape[4] = { cc->n, cc->c, cc->h, cc->w }, si[MAXD];
+		uint32_t cshape[6] = { cc->n, cc->c, cc->kh, cc->kw, w.out_h, w.out_w }, scols[MAXD];
+		uint32_t ckk = cc->c * cc->kh * cc->kw, ohw = w.out_h * w.out_w;
+		uint64_t ox, ocol, ow, oy, save = self->next;
+		float *x = carve(self, points_of(4, ishape), 30 + k, &ox);
+		float *cols = carve(self, points_of(6, cshape), 31 + k, &ocol);
+		float *wt = carve(self, (uint64_t)cc->m * ckk, 32 + k, &ow);
+		float *y = carve(self, (uint64_t)cc->n * cc->m * ohw, 33 + k, &oy);
+		struct drm_vnpu_tensor_args t = {
+			.op = DRM_VNPU_OP_T_IM2COL, .ndim = 4,
+			.shape = { cc->n, cc->c, cc->h, cc->w }, .a = ADDR(ox), .c = ADDR(ocol),
+			.window = w,
+		};
+		uint32_t idx[MAXD];
+		int bad = 0;
+
+		ASSERT_TRUE(x && cols && wt && y);
+		dense(4, ishape, si);
+		dense(6, cshape, scols);
+		memcpy(t.stride_a, si, sizeof(si));
+		memcpy(t.stride_c, scols, sizeof(scols));
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("case %zu", k);
+		for (uint64_t p = 0; p < points_of(6, cshape); p++) {
+			int64_t h, v;
+			float want = 0;
+
+			unravel(p, 6, cshape, idx);
+			h = (int64_t)idx[4] * cc->sh - cc->pt + (int64_t)idx[2] * cc->dh;
+			v = (int64_t)idx[5] * cc->sw - cc->pl + (int64_t)idx[3] * cc->dw;
+			if (h >= 0 && h < cc->h && v >= 0 && v < cc->w)
+				want = x[((idx[0] * cc->c + idx[1]) * cc->h + h) * cc->w + v];
+			if (cols[p] != want && bad++ < 3)
+				TH_LOG("case %zu im2col %llu: %g want %g", k,
+				       (unsigned long long)p, cols[p], want);
+		}
+		EXPECT_EQ(0, bad);
+
+		/* y[n] = W (m x ckk) . cols[n] (ckk x ohw): dims (n, m, ohw, ckk). */
+		t = (struct drm_vnpu_tensor_args){
+			.op = DRM_VNPU_OP_T_DOT, .ndim = 4, .axes = 8,
+			.shape = { cc->n, cc->m, ohw, ckk },
+			.stride_a = { 0, ckk, 0, 1 }, .stride_b = { ckk * ohw, 0, 1, ohw },
+			.stride_c = { cc->m * ohw, ohw, 1, 0 },
+			.a = ADDR(ow), .b = ADDR(ocol), .c = ADDR(oy),
+		};
+		ASSERT_EQ(1, run(self, &t));
+		for (uint32_t n = 0; n < cc->n; n++)
+			for (uint32_t m = 0; m < cc->m; m++)
+				for (uint32_t o = 0; o < ohw; o++) {
+					uint32_t oh = o / w.out_w, ow2 = o % w.out_w;
+					double s = 0;
+					float got = y[(n * cc->m + m) * ohw + o];
+
+					for (uint32_t c = 0; c < cc->c; c++)
+						for (uint32_t i = 0; i < cc->kh; i++)
+							for (uint32_t j = 0; j < cc->kw; j++) {
+								int64_t h = (int64_t)oh * cc->sh - cc->pt + i * cc->dh;
+								int64_t v = (int64_t)ow2 * cc->sw - cc->pl + j * cc->dw;
+
+								if (h < 0 || h >= cc->h || v < 0 || v >= cc->w)
+									continue;
+								s += (double)wt[((m * cc->c + c) * cc->kh + i) * cc->kw + j] *
+								     x[((n * cc->c + c) * cc->h + h) * cc->w + v];
+							}
+					if (!close_enough(got, s, 1e-5 + 2e-6 * ckk, 0) && bad++ < 3)
+						TH_LOG("case %zu conv [%u][%u][%u]: %g want %g", k, n, m, o,
+						       got, s);
+				}
+		EXPECT_EQ(0, bad);
+		self->next = save;
+	}
+}
+
+/* MAXPOOL and AVGPOOL (both padding counts), floor and ceil output sizes. */
+TEST_F(ops, pools_against_reference)
+{
+	static const struct conv_case pools[] = {
+		{ 2, 3, 9, 8, 0, 3, 2, 2, 1, 1, 1, 1, 0, 2, 1 },
+		{ 1, 2, 6, 7, 0, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ 1, 1, 7, 7, 0, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1 },	/* dilated */
+		{ 1, 4, 5, 1, 0, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0 },	/* 1-d */
+		{ 1, 1, 6, 6, 0, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0 },	/* ceil overhang */
+	};
+
+	for (size_t k = 0; k < sizeof(pools) / sizeof(pools[0]); k++) {
+		const struct conv_case *cc = &pools[k];
+
+		for (int mode = 0; mode < 6; mode++) {
+			int ceil_mode = mode & 1, kind = mode >> 1;	/* max, avg, avg + pad */
+			struct drm_vnpu_tensor_window w = window_of(cc, ceil_mode);
+			uint32_t ishape[4] = { cc->n, cc->c, cc->h, cc->w };
+			uint32_t oshape[4] = { cc->n, cc->c, w.out_h, w.out_w }, so[MAXD];
+			uint64_t ox, oy, save = self->next;
+			float *x = carve(self, points_of(4, ishape), 40 + k, &ox);
+			float *y = carve(self, points_of(4, oshape), 41 + k, &oy);
+			struct drm_vnpu_tensor_args t = {
+				.op = kind ? DRM_VNPU_OP_T_AVGPOOL : DRM_VNPU_OP_T_MAXPOOL,
+				.flags = kind == 2 ? DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD : 0,
+				.ndim = 4, .shape = { cc->n, cc->c, cc->h, cc->w },
+				.a = ADDR(ox), .c = ADDR(oy), .window = w,
+			};
+			uint32_t idx[MAXD];
+			int bad = 0;
+
+			ASSERT_TRUE(x && y);
+			/* Ceil mode: the last window must start inside input or left pad. */
+			if (ceil_mode && ((w.out_h - 1) * cc->sh >= cc->h + cc->pt ||
+					  (w.out_w - 1) * cc->sw >= cc->w + cc->pl))
+				continue;
+			dense(4, ishape, t.stride_a);
+			dense(4, oshape, so);
+			memcpy(t.stride_c, so, sizeof(so));
+			ASSERT_EQ(1, run(self, &t)) TH_LOG("pool %zu mode %d", k, mode);
+			for (uint64_t p = 0; p < points_of(4, oshape); p++) {
+				float acc = kind ? 0.0f : -INFINITY;
+				uint32_t inside = 0, padded = 0;
+
+				unravel(p, 4, oshape, idx);
+				for (uint32_t i = 0; i < cc->kh; i++)
+					for (uint32_t j = 0; j < cc->kw; j++) {
+						int64_t h = (int64_t)idx[2] * cc->sh - cc->pt + i * cc->dh;
+						int64_t v = (int64_t)idx[3] * cc->sw - cc->pl + j * cc->dw;
+						float e;
+
+						if (h < (int64_t)cc->h + cc->pb && v < (int64_t)cc->w + cc->pr)
+							padded++;
+						if (h < 0 || h >= cc->h || v < 0 || v >= cc->w)
+							continue;
+						e = x[((idx[0] * cc->c + idx[1]) * cc->h + h) * cc->w + v];
+						acc = kind ? acc + e : (e > acc ? e : acc);
+						inside++;
+					}
+				if (kind)
+					acc /= (float)(kind == 2 ? padded : inside);
+				if (!close_enough(y[p], acc, kind ? 1e-6 : 0, kind ? 1e-6 : 0) &&
+				    bad++ < 3)
+					TH_LOG("pool %zu mode %d out %llu: %g want %g", k, mode,
+					       (unsigned long long)p, y[p], acc);
+			}
+			EXPECT_EQ(0, bad);
+			self->next = save;
+		}
+	}
+}
+
+/* BATCHNORM over channel axis 1 (N C H W) and over the last axis. */
+TEST_F(ops, batchnorm_against_reference)
+{
+	const uint32_t shape[4] = { 2, 5, 3, 401 };
+
+	for (uint32_t axis = 1; axis < 4; axis += 2) {
+		uint32_t ch = shape[axis], s[MAXD], idx[MAXD];
+		uint64_t ox, oy, op[4], n = points_of(4, shape), save = self->next;
+		float *x = carve(self, n, 50, &ox), *y = carve(self, n, 51, &oy), *prm[4];
+		float eps = 1e-5f;
+		struct drm_vnpu_tensor_args t = {
+			.op = DRM_VNPU_OP_T_BATCHNORM, .ndim = 4, .shape = { 2, 5, 3, 401 },
+			.a = ADDR(ox), .c = ADDR(oy),
+		};
+		int bad = 0;
+
+		for (int i = 0; i < 4; i++) {
+			prm[i] = carve(self, ch, 52 + i, &op[i]);
+			ASSERT_NE(NULL, prm[i]);
+		}
+		for (uint32_t i = 0; i < ch; i++)
+			prm[3][i] = fabsf(prm[3][i]) + (i == 0 ? 0.0f : 0.1f);	/* var >= 0 */
+		t.norm = (struct drm_vnpu_tensor_norm){
+			.scale = ADDR(op[0]), .bias = ADDR(op[1]), .mean = ADDR(op[2]),
+			.var = ADDR(op[3]), .epsilon = f2u(eps), .axis = axis,
+		};
+		dense(4, shape, s);
+		memcpy(t.stride_a, s, sizeof(s));
+		memcpy(t.stride_c, s, sizeof(s));
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("axis %u", axis);
+		for (uint64_t p = 0; p < n; p++) {
+			uint32_t c;
+			double want;
+
+			unravel(p, 4, shape, idx);
+			c = idx[axis];
+			want = (x[p] - (double)prm[2][c]) / sqrt((double)prm[3][c] + eps) *
+			       prm[0][c] + prm[1][c];
+			if (!close_enough(y[p], want, 1e-6, 1e-6) && bad++ < 3)
+				TH_LOG("axis %u point %llu: %g want %g", axis,
+				       (unsigned long long)p, y[p], want);
+		}
+		EXPECT_EQ(0, bad);
+		self->next = save;
+	}
+}
+
+/* A valid ADD of 4 x 8 (B broadcast over rows) to mutate in the bad tests. */
+static struct drm_vnpu_tensor_args good_add(struct _test_data_ops *self, uint64_t oa,
+					    uint64_t ob, uint64_t oc)
+{
+	return (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_ADD, .ndim = 2, .shape = { 4, 8 },
+		.stride_a = { 8, 1 }, .stride_b = { 0, 1 }, .stride_c = { 8, 1 },
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
+	};
+}
+
+/* Submits [FILL oc, KERNEL] and returns the submit's result. */
+static int submit_bad(struct _test_data_ops *self, const void *args, uint64_t size,
+		      uint64_t oc)
+{
+	struct drm_vnpu_cmd cmds[2] = { cmd_fill(ADDR(oc), 4, 7), cmd_tensor(self->b.addr) };
+
+	cmds[1].size = size;
+	memset(self->b.map, 0, ARR);
+	memcpy(self->b.map, args, size < ARR ? size : ARR);
+	return submit_cmds(self->fd, self->queue, cmds, 2, NULL, 0, self->sync);
+}
+
+struct bad_case {
+	const char *what;
+	struct drm_vnpu_tensor_args args;
+	int err;
+};
+
+TEST_F(ops, bad_arguments)
+{
+	uint64_t oa, ob, oc, on, big;
+	struct drm_vnpu_tensor_args g, pool, bn, red, t;
+	int i, n = 0;
+	struct bad_case bad[64];
+
+	/* C first: a huge span of A or B does not reach back to it. */
+	carve(self, 1024, 62, &oc);
+	carve(self, 1024, 60, &oa);
+	carve(self, 1024, 61, &ob);
+	carve(self, 64, 63, &on);
+	carve(self, 64, 64, &big);
+	memset(PTR(oc), 0, 4096);
+	g = good_add(self, oa, ob, oc);
+	pool = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_MAXPOOL, .ndim = 4, .shape = { 1, 2, 4, 4 },
+		.stride_a = { 32, 16, 4, 1 }, .stride_c = { 8, 4, 2, 1 },
+		.a = ADDR(oa), .c = ADDR(oc),
+		.window = { .kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2,
+			    .dilation_h = 1, .dilation_w = 1, .out_h = 2, .out_w = 2 },
+	};
+	bn = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_BATCHNORM, .ndim = 2, .shape = { 4, 8 },
+		.stride_a = { 8, 1 }, .stride_c = { 8, 1 }, .a = ADDR(oa), .c = ADDR(oc),
+		.norm = { .scale = ADDR(on), .bias = ADDR(on), .mean = ADDR(on),
+			  .var = ADDR(on), .axis = 1 },
+	};
+	red = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_REDUCE_SUM, .ndim = 2, .axes = 2, .shape = { 4, 8 },
+		.stride_a = { 8, 1 }, .stride_c = { 1, 0 }, .a = ADDR(oa), .c = ADDR(oc),
+	};
+
+#define BAD(desc, base, err_, stmt) do {				\
+		t = (base);						\
+		stmt;							\
+		bad[n++] = (struct bad_case){ desc, t, err_ };		\
+	} while (0)
+	BAD("op 0x25", g, -EINVAL, t.op = 0x25);
+	BAD("op 0xffffffff", g, -EINVAL, t.op = 0xffffffff);
+	BAD("flags on add", g, -EINVAL, t.flags = 1);
+	BAD("count_include_pad on maxpool", pool, -EINVAL,
+	    t.flags = DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD);
+	BAD("ndim 0", g, -EINVAL, t.ndim = 0);
+	BAD("ndim 7", g, -EINVAL, t.ndim = 7);
+	BAD("shape 0", g, -EINVAL, t.shape[1] = 0);
+	BAD("shape too large", g, -EINVAL, t.shape[0] = DRM_VNPU_KERNEL_MAX_DIM + 1);
+	BAD("shape past ndim", g, -EINVAL, t.shape[2] = 1);
+	BAD("stride_a past ndim", g, -EINVAL, t.stride_a[5] = 1);
+	BAD("stride_c past ndim", g, -EINVAL, t.stride_c[2] = 1);
+	BAD("too many points", red, -EINVAL,
+	    (t.ndim = 3, t.axes = 7, t.shape[0] = t.shape[1] = t.shape[2] = 1u << 14,
+	     memset(t.stride_a, 0, sizeof(t.stride_a)), memset(t.stride_c, 0, sizeof(t.stride_c))));
+	BAD("axes on add", g, -EINVAL, t.axes = 1);
+	BAD("reduce without axes", red, -EINVAL, t.axes = 0);
+	BAD("axes past ndim", red, -EINVAL, t.axes = 4);
+	BAD("b on relu", g, -EINVAL, (t.op = DRM_VNPU_OP_T_RELU, memset(t.stride_b, 0, 24)));
+	BAD("stride_b on exp", g, -EINVAL, (t.op = DRM_VNPU_OP_T_EXP, t.b = 0));
+	BAD("misaligned a", g, -EINVAL, t.a += 2);
+	BAD("misaligned b", g, -EINVAL, t.b += 1);
+	BAD("misaligned c", g, -EINVAL, t.c += 2);
+	BAD("c stride 0 on a kept dim", g, -EINVAL, t.stride_c[0] = 0);
+	BAD("c stride on a reduced axis", red, -EINVAL, t.stride_c[1] = 1);
+	BAD("c overlaps a, not in place", g, -EINVAL, t.c = t.a + 4);
+	BAD("c in place on b broadcast", g, -EINVAL, t.c = t.b);
+	BAD("dot in place", red, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_DOT, t.b = ADDR(ob), t.stride_b[1] = 1, t.c = t.a));
+	BAD("reduce output overlaps input", red, -EINVAL, t.c = t.a + 64);
+	BAD("window on add", g, -EINVAL, t.window.kernel_h = 1);
+	BAD("norm on add", g, -EINVAL, t.norm.epsilon = 1);
+	BAD("pool ndim 3", pool, -EINVAL, (t.ndim = 3, t.shape[3] = 0, t.stride_a[3] = 0));
+	BAD("pool kernel 0", pool, -EINVAL, t.window.kernel_w = 0);
+	BAD("pool stride 0", pool, -EINVAL, t.window.stride_h = 0);
+	BAD("pool dilation 0", pool, -EINVAL, t.window.dilation_w = 0);
+	BAD("pool out 0", pool, -EINVAL, t.window.out_h = 0);
+	BAD("pool pad too large", pool, -EINVAL, t.window.pad_top = DRM_VNPU_KERNEL_MAX_DIM + 1);
+	BAD("pool window over 4096", pool, -EINVAL,
+	    (t.window.kernel_h = 65, t.window.kernel_w = 64));
+	BAD("pool stride_c[4]", pool, -EINVAL, t.stride_c[4] = 1);
+	BAD("pool axes", pool, -EINVAL, t.axes = 1);
+	BAD("pool b", pool, -EINVAL, t.b = ADDR(ob));
+	BAD("batchnorm axis 2", bn, -EINVAL, t.norm.axis = 2);
+	BAD("batchnorm misaligned var", bn, -EINVAL, t.norm.var += 2);
+	BAD("batchnorm mean outside", bn, -EACCES, t.norm.mean = DRM_VNPU_HOST_BASE + (1ULL << 40));
+	BAD("batchnorm c overlaps scale", bn, -EINVAL, t.norm.scale = t.c + 16);
+	BAD("a outside", g, -EACCES, t.a = DRM_VNPU_HOST_BASE + (1ULL << 40));
+	BAD("c past the end", g, -EACCES, t.c = self->b.addr + BUF_SIZE - 64);
+	BAD("stride past the end", g, -EACCES, t.stride_a[0] = 1u << 22);
+	BAD("huge stride", g, -EACCES, t.stride_b[0] = 0xffffffffu);
+	BAD("b unowned", g, -EACCES, t.b = 0);
+	BAD("im2col output past the end", pool, -EACCES,
+	    (t.op = DRM_VNPU_OP_T_IM2COL, t.c = ADDR(big), t.stride_c[1] = 1u << 22,
+	     t.stride_c[4] = 8, t.stride_c[5] = 1));
+#undef BAD
+
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(bad[i].err, submit_bad(self, &bad[i].args, sizeof(bad[i].args), oc))
+			TH_LOG("%s", bad[i].what);
+
+	/* Argument sizes: versioned by size, tail zero, multiple of 8. */
+	uint8_t raw[DRM_VNPU_KERNEL_ARGS_MAX_SIZE + 8] = {};
+
+	memcpy(raw, &g, sizeof(g));
+	EXPECT_EQ(-EINVAL, submit_bad(self, raw, DRM_VNPU_TENSOR_ARGS_SIZE_V1 - 8, oc));
+	EXPECT_EQ(-EINVAL, submit_bad(self, raw, sizeof(g) + 4, oc));
+	EXPECT_EQ(-EINVAL, submit_bad(self, raw, DRM_VNPU_KERNEL_ARGS_MAX_SIZE + 8, oc));
+	raw[sizeof(g) + 9] = 1;
+	EXPECT_EQ(-E2BIG, submit_bad(self, raw, sizeof(g) + 16, oc));
+	raw[sizeof(g) + 9] = 0;
+	/* A 2-D operator with the tensor size, a tensor operator with 72. */
+	((struct drm_vnpu_tensor_args *)raw)->op = DRM_VNPU_OP_ADD;
+	EXPECT_EQ(-EINVAL, submit_bad(self, raw, sizeof(g), oc));
+	EXPECT_EQ(-EINVAL, submit_bad(self, &g, sizeof(struct drm_vnpu_kernel_args), oc));
+	/* Arguments outside any buffer. */
+	struct drm_vnpu_cmd cmd = cmd_tensor(self->b.addr + BUF_SIZE - 128);
+
+	EXPECT_EQ(-EACCES, submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, 0));
+
+	/* Nothing ran: the FILL before each bad command never executed. */
+	usleep(20000);
+	EXPECT_EQ(0, *(uint32_t *)PTR(oc));
+
+	/* A longer struct with a zero tail, and each base, are accepted. */
+	memcpy(raw, &g, sizeof(g));
+	EXPECT_EQ(0, submit_bad(self, raw, sizeof(g) + 64, oc));
+	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
+	EXPECT_EQ(1, syncobj_status(self->fd, self->sync));
+	EXPECT_EQ(1, run(self, &pool));
+	EXPECT_EQ(1, run(self, &bn));
+	EXPECT_EQ(1, run(self, &red));
+}
+
+/*
+ * Operators too long for the queue's timeout stop at a section boundary:
+ * the job fails with -ETIMEDOUT instead of running for hours.
+ */
+TEST_F(ops, long_operators_stop_at_the_timeout)
+{
+	uint64_t oa, oc;
+	struct drm_vnpu_tensor_args t[2] = {
+		{ .op = DRM_VNPU_OP_T_REDUCE_SUM, .ndim = 2, .axes = 3,
+		  .shape = { 1u << 24, 1u << 16 } },
+		{ .op = DRM_VNPU_OP_T_DOT, .ndim = 2, .axes = 3,
+		  .shape = { 1u << 24, 1u << 16 } },
+	};
+
+	carve(self, 16, 70, &oa);
+	carve(self, 16, 71, &oc);
+	for (int i = 0; i < 2; i++) {
+		uint32_t queue = 0;
+		uint64_t start;
+
+		t[i].a = ADDR(oa);
+		t[i].c = ADDR(oc);
+		if (t[i].op == DRM_VNPU_OP_T_DOT)
+			t[i].b = ADDR(oa);
+		ASSERT_EQ(0, queue_create_timeout(self->fd, DRM_VNPU_ENGINE_COMPUTE,
+						  DRM_VNPU_PRIORITY_NORMAL, 200, &queue));
+		self->queue = queue;
+		start = now_ns();
+		EXPECT_EQ(-ETIMEDOUT, run(self, &t[i])) TH_LOG("op %#x", t[i].op);
+		TH_LOG("op %#x stopped after %llu ms", t[i].op,
+		       (unsigned long long)(now_ns() - start) / 1000000);
+		queue_destroy(self->fd, queue);
+	}
+	/* Timeouts count against the device health: leave it healthy. */
+	EXPECT_EQ(0, vnpu_sysfs_write(self->fd, "reset", "1"));
+}
+
+TEST_HARNESS_MAIN
