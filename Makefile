@@ -71,12 +71,14 @@ VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
 	$(BUILD)/selftests/vnpu_ops $(BUILD)/selftests/vnpu_exec
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+VM_TESTS += $(BUILD)/selftests/vnpu_topo
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
 RT_TESTS += $(BUILD)/selftests/vnpu_pool
+RT_TESTS += $(BUILD)/selftests/vnpu_collectives
 RT_TESTS += $(BUILD)/selftests/vnpu_poold
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
@@ -93,7 +95,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
-.PHONY: bench-pool bench-lease troubleshooting-capture
+.PHONY: bench-pool bench-topo bench-lease troubleshooting-capture
 
 all: module runtime tools selftests hosttests
 
@@ -296,6 +298,16 @@ $(BUILD)/bench/vnpu-bench-mem: tools/bench/vnpu-bench-mem.c selftests/vnpu_utils
 # Buffer creation cost against vgem, and with 1k/10k/100k live buffers, in the VM.
 bench-mem: all $(BUILD)/bench/vnpu-bench-mem
 	@tools/vm/run-vm.sh --plan tools/bench/bench.plan --out $(BUILD)/bench-mem
+
+$(BUILD)/bench/vnpu-bench-topo: tools/bench/vnpu-bench-topo.c $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# Peer-copy bandwidth per link class and all-reduce bus bandwidth on 8
+# devices, in the VM; figures in build/bench-topo/topo/topo.log.
+bench-topo: all $(BUILD)/bench/vnpu-bench-topo
+	@tools/vm/run-vm.sh --plan tools/bench/topo.plan --out $(BUILD)/bench-topo
 
 # Runtime overheads against the raw driver, measured in the VM.
 bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime

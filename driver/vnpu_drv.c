@@ -21,6 +21,7 @@
 #include <linux/nodemask.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
@@ -36,6 +37,7 @@
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
 #include "vnpu_queue.h"
+#include "vnpu_topo.h"
 
 static unsigned int vnpu_num_devices = 1;
 module_param_named(num_devices, vnpu_num_devices, uint, 0444);
@@ -79,6 +81,11 @@ MODULE_PARM_DESC(numa_node,
 		 "Host NUMA node of each NPU, comma separated (-1 = none, default -1)");
 
 static struct platform_device *vnpu_pdevs[VNPU_MAX_DEVICES];
+
+unsigned int vnpu_num_devices_loaded(void)
+{
+	return vnpu_num_devices;
+}
 
 int vnpu_device_numa_node(struct vnpu_device *vdev)
 {
@@ -171,6 +178,15 @@ static int vnpu_get_param_value(struct vnpu_device *vdev, u32 param, u64 *value)
 	case DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS:
 		*value = vdev->max_queues;
 		return 0;
+	case DRM_VNPU_PARAM_NUM_DEVICES:
+		*value = vnpu_num_devices;
+		return 0;
+	case DRM_VNPU_PARAM_TOPOLOGY_NODE:
+		*value = vnpu_topo_node(vdev->index);
+		return 0;
+	case DRM_VNPU_PARAM_TOPOLOGY_BOARD:
+		*value = vnpu_topo_board(vdev->index);
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -189,6 +205,27 @@ static int vnpu_get_param_ioctl(struct drm_device *drm, void *data,
 	ret = vnpu_get_param_value(to_vnpu_device(drm), args->param, &args->value);
 	drm_dev_exit(idx);
 	return ret;
+}
+
+/* The device's row of the link matrix; see &struct drm_vnpu_topology. */
+static int vnpu_topology_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_vnpu_topology *args = data;
+	struct drm_vnpu_link __user *links = u64_to_user_ptr(args->links);
+	struct drm_vnpu_link link;
+	unsigned int i, count;
+
+	if (args->flags || args->pad || (!args->links && args->count))
+		return -EINVAL;
+	count = min(args->count, vnpu_num_devices);
+	for (i = 0; i < count; i++) {
+		vnpu_topo_link(vdev->index, i, &link);
+		if (copy_to_user(&links[i], &link, sizeof(link)))
+			return -EFAULT;
+	}
+	args->count = vnpu_num_devices;
+	return 0;
 }
 
 /*
@@ -249,6 +286,12 @@ static int vnpu_queue_info_ioctl_enter(struct drm_device *drm, void *data,
 	return vnpu_ioctl_enter(drm, data, file, vnpu_queue_info_ioctl);
 }
 
+static int vnpu_topology_ioctl_enter(struct drm_device *drm, void *data,
+				     struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_topology_ioctl);
+}
+
 static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_get_param_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_bo_create_ioctl, 0),
@@ -259,6 +302,7 @@ static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_DESTROY, vnpu_queue_destroy_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_submit_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_INFO, vnpu_queue_info_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_TOPOLOGY, vnpu_topology_ioctl_enter, 0),
 };
 
 /*
@@ -276,6 +320,7 @@ static const u16 vnpu_ioctl_min_size[] = {
 	[DRM_VNPU_QUEUE_DESTROY] = sizeof(struct drm_vnpu_queue_destroy),
 	[DRM_VNPU_SUBMIT] = sizeof(struct drm_vnpu_submit),
 	[DRM_VNPU_QUEUE_INFO] = sizeof(struct drm_vnpu_queue_info),
+	[DRM_VNPU_TOPOLOGY] = sizeof(struct drm_vnpu_topology),
 };
 
 static_assert(ARRAY_SIZE(vnpu_ioctl_min_size) == ARRAY_SIZE(vnpu_drm_ioctls));
@@ -495,9 +540,11 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 		return ret;
 	vnpu_debugfs_init(vdev);
 
-	drm_info(&vdev->drm, "vnpu%u: %llu MiB VRAM, %u compute + %u copy engines, node %d\n",
+	drm_info(&vdev->drm,
+		 "vnpu%u: %llu MiB VRAM, %u compute + %u copy engines, numa node %d, board %u of topology node %u\n",
 		 vdev->index, vdev->vram_size >> 20, vdev->num_compute_engines,
-		 vdev->num_copy_engines, vnpu_device_numa_node(vdev));
+		 vdev->num_copy_engines, vnpu_device_numa_node(vdev),
+		 vnpu_topo_board(vdev->index), vnpu_topo_node(vdev->index));
 	return 0;
 }
 
@@ -562,7 +609,7 @@ static int vnpu_check_params(void)
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return vnpu_topo_check_params(vnpu_num_devices);
 }
 
 static void vnpu_unregister_devices(void)

@@ -166,6 +166,8 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
 	return container_of(drm, struct vnpu_device, drm);
 }
 
+/* num_devices of the module, fixed at load. */
+unsigned int vnpu_num_devices_loaded(void);
 int vnpu_device_numa_node(struct vnpu_device *vdev);
 u64 vnpu_region_largest_free(struct vnpu_device *vdev, struct vnpu_region *region);
 const char *vnpu_health_name(enum drm_vnpu_health health);

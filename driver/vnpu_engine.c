@@ -32,6 +32,7 @@
 
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -95,15 +96,28 @@ static void vnpu_job_signal(struct vnpu_job *job, int error)
 		wake_up_all(&engine->abort_wq);
 }
 
+/*
+ * A copy over a link to another device lasts at least the link's latency
+ * plus its bytes at the link's bandwidth: the engine sleeps for what the
+ * memmove left (as DELAY does, a reset or timeout cuts it short).
+ */
 static void vnpu_exec_copy(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 {
-	u64 done, n;
+	u64 start = ktime_get_ns(), done, n, end, now;
 
 	for (done = 0; done < cmd->size && !READ_ONCE(job->aborted); done += n) {
 		n = min_t(u64, cmd->size - done, VNPU_EXEC_CHUNK);
 		memmove(cmd->dst + done, cmd->src + done, n);
 		cond_resched();
 	}
+	if (!cmd->link_mbps)
+		return;
+	/* MB/s is bytes per microsecond: bytes * 1000 / MB/s is ns. */
+	end = start + cmd->link_ns + div_u64(cmd->size * 1000, cmd->link_mbps);
+	now = ktime_get_ns();
+	if (now < end)
+		wait_event_hrtimeout(job->engine->abort_wq, READ_ONCE(job->aborted),
+				     ns_to_ktime(end - now));
 }
 
 static void vnpu_exec_fill(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)

@@ -309,7 +309,8 @@ static int vnpu_bo_reserve_import(struct vnpu_device *vdev, struct vnpu_bo *bo)
 
 struct drm_gem_object *vnpu_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf)
 {
-	struct drm_gem_object *obj;
+	struct drm_gem_object *obj, *exported;
+	struct vnpu_bo *bo;
 	int ret;
 
 	if (dma_buf->ops != &vnpu_dmabuf_ops)
@@ -322,13 +323,20 @@ struct drm_gem_object *vnpu_gem_prime_import(struct drm_device *drm, struct dma_
 		return obj;
 	}
 
+	exported = obj;
 	obj = drm_gem_prime_import_dev(drm, dma_buf, drm->dev);
 	if (IS_ERR(obj))
 		return obj;
-	ret = vnpu_bo_reserve_import(to_vnpu_device(drm), to_vnpu_bo(obj));
+	bo = to_vnpu_bo(obj);
+	ret = vnpu_bo_reserve_import(to_vnpu_device(drm), bo);
 	if (ret) {
 		drm_gem_object_put(obj);
 		return ERR_PTR(ret);
+	}
+	/* The dma-buf holds the exporter's object, whose flags never change. */
+	if (!(to_vnpu_bo(exported)->flags & DRM_VNPU_BO_HOST)) {
+		bo->peer_vram = true;
+		bo->peer_index = to_vnpu_device(exported->dev)->index;
 	}
 	return obj;
 }

@@ -44,6 +44,7 @@
 #include "vnpu_mem.h"
 #include "vnpu_ops.h"
 #include "vnpu_queue.h"
+#include "vnpu_topo.h"
 
 /**
  * struct vnpu_queue - a queue of one file
@@ -365,9 +366,12 @@ static int vnpu_job_add_bo(struct vnpu_job *job, struct drm_gem_object *obj)
 	return job->bo_count++;
 }
 
-/* Kernel address of [@addr, @addr + @size) in a buffer of @file. */
-static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 addr,
-			      u64 size)
+/*
+ * Kernel address of [@addr, @addr + @size) in a buffer of @file; the buffer
+ * in @bo_out if not NULL.
+ */
+static void *vnpu_job_resolve_bo(struct vnpu_job *job, struct drm_file *file, u64 addr,
+				 u64 size, struct vnpu_bo **bo_out)
 {
 	struct drm_gem_object *obj = vnpu_file_find_bo(file, addr, size);
 	int i;
@@ -377,7 +381,34 @@ static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 a
 	i = vnpu_job_add_bo(job, obj);
 	if (i < 0)
 		return ERR_PTR(i);
+	if (bo_out)
+		*bo_out = to_vnpu_bo(obj);
 	return job->bos[i].map.vaddr + (addr - vnpu_bo_device_addr(to_vnpu_bo(obj)));
+}
+
+static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 addr,
+			      u64 size)
+{
+	return vnpu_job_resolve_bo(job, file, addr, size, NULL);
+}
+
+/*
+ * Paces @exec by the slowest link it crosses: the source or destination may
+ * be another device's VRAM.
+ */
+static void vnpu_exec_set_link(struct vnpu_job *job, struct vnpu_exec_cmd *exec,
+			       const struct vnpu_bo *bo)
+{
+	struct drm_vnpu_link link;
+
+	if (!bo->peer_vram)
+		return;
+	vnpu_topo_link(job->vdev->index, bo->peer_index, &link);
+	if (!link.bandwidth_mbps)
+		return;
+	if (!exec->link_mbps || link.bandwidth_mbps < exec->link_mbps)
+		exec->link_mbps = link.bandwidth_mbps;
+	exec->link_ns = max(exec->link_ns, link.latency_ns);
 }
 
 /*
@@ -476,6 +507,7 @@ static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
 static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 				const struct drm_vnpu_cmd *cmd, struct vnpu_exec_cmd *exec)
 {
+	struct vnpu_bo *bo;
 	void *ptr;
 
 	exec->opcode = cmd->opcode;
@@ -490,18 +522,21 @@ static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 		return vnpu_job_resolve_kernel(job, file, cmd, exec);
 	}
 
-	ptr = vnpu_job_resolve(job, file, cmd->dst,
-			       cmd->opcode == DRM_VNPU_CMD_TIMESTAMP ? sizeof(u64) : cmd->size);
+	ptr = vnpu_job_resolve_bo(job, file, cmd->dst,
+				  cmd->opcode == DRM_VNPU_CMD_TIMESTAMP ? sizeof(u64) : cmd->size,
+				  &bo);
 	if (IS_ERR(ptr))
 		return PTR_ERR(ptr);
 	exec->dst = ptr;
 	if (cmd->opcode != DRM_VNPU_CMD_COPY)
 		return 0;
+	vnpu_exec_set_link(job, exec, bo);
 
-	ptr = vnpu_job_resolve(job, file, cmd->src, cmd->size);
+	ptr = vnpu_job_resolve_bo(job, file, cmd->src, cmd->size, &bo);
 	if (IS_ERR(ptr))
 		return PTR_ERR(ptr);
 	exec->src = ptr;
+	vnpu_exec_set_link(job, exec, bo);
 	return 0;
 }
 

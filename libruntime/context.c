@@ -27,6 +27,7 @@ static void ctx_release(struct vnpu_obj *obj)
 	vnpu_callbacks_stop(ctx);
 	vnpu_ctx_free_allocs(ctx);
 	free(ctx->streams);
+	free(ctx->peers);
 	/* The driver keeps what queued work still uses until that work is done. */
 	close(ctx->fd);
 	pthread_mutex_destroy(&ctx->lock);
@@ -73,6 +74,11 @@ int vnpu_ctx_create(uint32_t device, uint32_t flags, struct vnpu_context *out)
 
 	if (!out || flags)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	if (device == VNPU_DEVICE_ANY) {
+		status = vnpu_device_choose_nearest(&device);
+		if (status != VNPU_SUCCESS)
+			return vnpu_set_status(status);
+	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);

@@ -86,6 +86,12 @@ static int submit_one(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
 	return status;
 }
 
+int vnpu_stream_submit_cmd(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
+			   const char *op)
+{
+	return submit_one(s, cmd, NULL, op, NULL);
+}
+
 static int htod(struct vnpu_stream_obj *s, uint64_t dst, const void *src, size_t size,
 		const char *op)
 {
@@ -314,8 +320,8 @@ int vnpu_launch_delay(struct vnpu_stream handle, uint64_t ns)
  * (0 when @src_ctx is @ctx), which the caller closes after submitting: the
  * job keeps the buffer alive.
  */
-static int import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
-			uint64_t size, uint64_t *addr, uint32_t *handle)
+int vnpu_import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
+		      uint64_t size, uint64_t *addr, uint32_t *handle)
 {
 	struct drm_vnpu_bo_info info = { 0 };
 	uint64_t base = 0;
@@ -362,26 +368,38 @@ static int import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t
 	return VNPU_SUCCESS;
 }
 
-static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src_handle,
-		uint64_t src, size_t size, const char *op)
+int vnpu_stream_copy_peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_ctx *src_ctx,
+			  uint64_t src, size_t size, const char *op)
 {
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_COPY, .dst = dst, .size = size };
-	struct vnpu_ctx *src_ctx;
 	uint32_t imported = 0;
 	uint64_t addr = 0;
 	int status;
 
 	if (!size || !vnpu_ctx_owns_range(s->ctx, dst, size))
 		return VNPU_ERROR_INVALID_VALUE;
-	status = vnpu_ctx_get(src_handle, &src_ctx);
-	if (status != VNPU_SUCCESS)
-		return status;
-	status = import_range(s->ctx, src_ctx, src, size, &addr, &imported);
+	status = vnpu_import_range(s->ctx, src_ctx, src, size, &addr, &imported);
 	cmd.src = addr;
 	if (status == VNPU_SUCCESS)
 		status = submit_one(s, &cmd, NULL, op, NULL);
 	if (imported)
 		drmCloseBufferHandle(s->ctx->fd, imported);
+	return status;
+}
+
+/* A peer copy; contexts of two devices need peer access from @s's context. */
+static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src_handle,
+		uint64_t src, size_t size, const char *op)
+{
+	struct vnpu_ctx *src_ctx;
+	int status = vnpu_ctx_get(src_handle, &src_ctx);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (src_ctx->device != s->ctx->device && !vnpu_ctx_peer_enabled(s->ctx, src_ctx))
+		status = VNPU_ERROR_PEER_ACCESS_NOT_ENABLED;
+	else
+		status = vnpu_stream_copy_peer(s, dst, src_ctx, src, size, op);
 	vnpu_ctx_put(src_ctx);
 	return status;
 }

@@ -320,7 +320,8 @@ static void destroy_all(unsigned int type)
 /* Destroys every live object; called by the last finalize. */
 static void destroy_all_objects(void)
 {
-	/* Events hold their context; contexts take their streams along. */
+	/* Events and communicators hold streams; contexts take their streams along. */
+	destroy_all(VNPU_OBJ_COMM);
 	destroy_all(VNPU_OBJ_EVENT);
 	destroy_all(VNPU_OBJ_CONTEXT);
 }

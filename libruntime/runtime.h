@@ -30,6 +30,7 @@ enum vnpu_obj_type {
 	VNPU_OBJ_EVENT = 3,
 	VNPU_OBJ_POOL = 4,
 	VNPU_OBJ_DATA_CACHE = 5,
+	VNPU_OBJ_COMM = 6,
 };
 
 /*
@@ -75,6 +76,9 @@ struct vnpu_ctx {
 	struct vnpu_pool_obj *default_pool;
 	struct vnpu_pool_obj *pools;
 	struct vnpu_data_cache_obj *caches;
+	/* Under lock: contexts this one may access (vnpu_ctx_enable_peer_access()). */
+	uint64_t *peers;
+	size_t num_peers;
 };
 
 /* A buffer a stream's job still uses, released once the job's point is reached. */
@@ -196,6 +200,25 @@ int vnpu_ctx_alloc_device(struct vnpu_ctx *ctx, uint64_t size, void *caller, uin
 int vnpu_ctx_free_device(struct vnpu_ctx *ctx, uint64_t devptr);
 /* Whether [devptr, devptr+size) lies inside one allocation of the context. */
 int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size);
+
+/* topology.c */
+int vnpu_rt_link(uint32_t device, uint32_t peer, struct vnpu_link *link);
+/* Whether @ctx enabled peer access to @peer. */
+int vnpu_ctx_peer_enabled(struct vnpu_ctx *ctx, struct vnpu_ctx *peer);
+
+/* copy.c: a copy from another context's memory, with no peer-access check. */
+int vnpu_stream_copy_peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_ctx *src_ctx,
+			  uint64_t src, size_t size, const char *op);
+/*
+ * Imports the allocation of @src_ctx holding [src, src + size) into @ctx:
+ * *@addr is @src's address in @ctx, *@handle the import to close (0 when
+ * @src_ctx is @ctx). Jobs keep the buffer alive after the close.
+ */
+int vnpu_import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
+		      uint64_t size, uint64_t *addr, uint32_t *handle);
+/* Submits one command (addresses already resolved) to @s. */
+int vnpu_stream_submit_cmd(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
+			   const char *op);
 
 /* lease.c */
 /*

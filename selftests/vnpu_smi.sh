@@ -102,6 +102,8 @@ if [ "${1:-}" = "--no-devices" ]; then
 		bash -c "! $smi quota 1 2>$tmp/e && grep -q 'no vnpu devices' $tmp/e"
 	t "no devices: reset fails with a clear error" \
 		bash -c "! $smi --reset 0 2>$tmp/e && grep -q 'no vnpu devices' $tmp/e"
+	t "no devices: topo says so" \
+		bash -c "$smi topo | grep -q 'No vnpu devices found'"
 	t "no devices: gres fails with a clear error" \
 		bash -c "! $smi gres 2>$tmp/e >/dev/null && grep -q 'no vnpu devices' $tmp/e"
 	t "no devices: k8s fails with a clear error" \
@@ -484,6 +486,29 @@ t "not a trace file: clear error" bash -c "! $bin/vnpu-trace summary /etc/passwd
 fi
 
 if want main; then
+# --- topo ----------------------------------------------------------------------
+
+# Each device's row has X on the diagonal and the class sysfs gives for the
+# others; the legend carries the bandwidth and latency sysfs gives.
+"$smi" topo >"$tmp/topo" 2>&1
+sed 's/^/# /' "$tmp/topo"
+short() { case $1 in self) echo X ;; board) echo BRD ;; node) echo NODE ;; system) echo SYS ;; esac; }
+bad=0
+for d in /sys/class/accel/accel*/device/vnpu; do
+	i=$(cat "$d/index")
+	want="vnpu$i"
+	for c in $(cat "$d/link_class"); do want="$want $(short "$c")"; done
+	got=$(grep "^vnpu$i " "$tmp/topo" | awk -v n="$(wc -w <"$d/link_class")" '{ s=$1; for (j = 2; j <= n + 1; j++) s = s " " $j; print s }')
+	[ "$got" = "$want" ] || { echo "# row $i: got '$got', want '$want'"; bad=1; }
+done
+eq "topo rows are the sysfs link classes" "$bad" 0
+eq "topo legend has the board link as configured" \
+	"$(grep -o 'BRD  = .*' "$tmp/topo")" \
+	"BRD  = Connection on the same board (switch): $(cut -d, -f1 /sys/module/vnpu/parameters/link_bandwidth_mbps) MB/s, $(cut -d, -f1 /sys/module/vnpu/parameters/link_latency_ns) ns"
+t "topo -m is the same matrix" bash -c "$smi topo -m | cmp -s - $tmp/topo"
+t "topo with a bad argument: usage, exit 2" \
+	bash -c "$smi topo --bogus 2>$tmp/e; [ \$? = 2 ] && grep -q 'usage: vnpu-smi topo' $tmp/e"
+
 # --- cluster integration snippets ------------------------------------------------
 
 vnpu_nodes=$(for d in /sys/class/accel/accel*; do

@@ -1698,6 +1698,107 @@ static int run_error(const char *arg)
 	return 0;
 }
 
+/* ---- topo -------------------------------------------------------------- */
+
+static const char *const topo_classes[] = { "self", "board", "node", "system" };
+static const char *const topo_short[] = { "X", "BRD", "NODE", "SYS" };
+
+/* Class index of @word in link_class, or -1. */
+static int topo_class(const char *word)
+{
+	for (int c = 0; c < 4; c++)
+		if (!strcmp(word, topo_classes[c]))
+			return c;
+	return -1;
+}
+
+/* Splits a row of @n space-separated words of the device's vnpu/@attr. */
+static int topo_row(const struct smi_dev *d, const char *attr, char words[][16], int n)
+{
+	char vdir[320], buf[1024], *save = NULL, *tok;
+	int i = 0;
+
+	snprintf(vdir, sizeof(vdir), "%s/vnpu", d->dir);
+	if (read_str(vdir, attr, buf, sizeof(buf)))
+		return -1;
+	for (tok = strtok_r(buf, " ", &save); tok && i < n; tok = strtok_r(NULL, " ", &save))
+		snprintf(words[i++], 16, "%s", tok);
+	return i == n && !tok ? 0 : -1;
+}
+
+/*
+ * The link matrix, like nvidia-smi topo -m: one row and column per device
+ * (rows and columns are device indices, so the module's whole set must be
+ * present), then each device's NUMA node, topology node and board, then the
+ * legend with each class's bandwidth and latency as configured.
+ */
+static int run_topo(void)
+{
+	static char cls[MAX_DEVS][MAX_DEVS][16];
+	long long mbps[4] = { -1, -1, -1, -1 }, ns[4] = { -1, -1, -1, -1 };
+	char bw[MAX_DEVS][16], lat[MAX_DEVS][16], vdir[320];
+
+	if (!scan_devices()) {
+		printf("No vnpu devices found.\n");
+		return 0;
+	}
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].index != i || topo_row(&devs[i], "link_class", cls[i], ndevs) ||
+		    topo_row(&devs[i], "link_bandwidth_mbps", bw, ndevs) ||
+		    topo_row(&devs[i], "link_latency_ns", lat, ndevs)) {
+			fprintf(stderr, "vnpu-smi topo: %s has no topology (needs uAPI 1.4 and every device of the module)\n",
+				devs[i].name);
+			return 1;
+		}
+		for (int j = 0; j < ndevs; j++) {
+			int c = topo_class(cls[i][j]);
+
+			if (c < 0) {
+				fprintf(stderr, "vnpu-smi topo: %s: unknown link class '%s'\n",
+					devs[i].name, cls[i][j]);
+				return 1;
+			}
+			mbps[c] = strtoll(bw[j], NULL, 10);
+			ns[c] = strtoll(lat[j], NULL, 10);
+		}
+	}
+	printf("%-8s", "");
+	for (int j = 0; j < ndevs; j++)
+		printf("%-8s", devs[j].name);
+	printf("%-15s%-7s%s\n", "NUMA Affinity", "Node", "Board");
+	for (int i = 0; i < ndevs; i++) {
+		char numa[16];
+
+		printf("%-8s", devs[i].name);
+		for (int j = 0; j < ndevs; j++)
+			printf("%-8s", topo_short[topo_class(cls[i][j])]);
+		snprintf(vdir, sizeof(vdir), "%s/vnpu", devs[i].dir);
+		if (devs[i].numa < 0)
+			snprintf(numa, sizeof(numa), "N/A");
+		else
+			snprintf(numa, sizeof(numa), "%d", devs[i].numa);
+		printf("%-15s%-7lld%lld\n", numa, read_ll(vdir, "topology_node"),
+		       read_ll(vdir, "topology_board"));
+	}
+	printf("\nLegend:\n\n");
+	printf("  X    = Self\n");
+	for (int c = 3; c >= 1; c--) {
+		static const char *const what[] = {
+			NULL,
+			"Connection on the same board (switch)",
+			"Connection between boards of the same node",
+			"Connection between nodes",
+		};
+
+		if (mbps[c] < 0)
+			printf("  %-4s = %s\n", topo_short[c], what[c]);
+		else
+			printf("  %-4s = %s: %lld MB/s, %lld ns\n", topo_short[c], what[c], mbps[c],
+			       ns[c]);
+	}
+	return 0;
+}
+
 /* ---- cluster integration: Slurm GRES and Kubernetes ---------------------- */
 
 static const char *const link_names[] = { "self", "board", "node", "system" };
@@ -1858,6 +1959,7 @@ static void usage(FILE *out)
 		"       vnpu-smi --watch PID [-i SECONDS] [-c COUNT]   leak monitor\n"
 		"       vnpu-smi quota PID [--device N] [--soft SIZE] [--hard SIZE]\n"
 		"       vnpu-smi --reset N                  reset device N (root)\n"
+		"       vnpu-smi topo [-m]                  link matrix between the devices\n"
 		"       vnpu-smi error CODE                 explain a runtime status or errno\n"
 		"       vnpu-smi gres                       Slurm gres.conf for this machine\n"
 		"       vnpu-smi k8s                        Kubernetes generic device plugin config\n"
@@ -1925,6 +2027,13 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "quota"))
 		return run_quota(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "topo")) {
+		if (argc > 3 || (argc == 3 && strcmp(argv[2], "-m") && strcmp(argv[2], "--matrix"))) {
+			fprintf(stderr, "usage: vnpu-smi topo [-m]\n");
+			return 2;
+		}
+		return run_topo();
+	}
 	if (argc == 2 && !strcmp(argv[1], "gres"))
 		return print_gres();
 	if (argc == 2 && !strcmp(argv[1], "k8s"))
