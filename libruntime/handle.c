@@ -34,7 +34,7 @@ static uint64_t make_handle(unsigned int type, uint32_t generation, uint32_t ind
 
 static const char *const type_names[] = {
 	[VNPU_OBJ_CONTEXT] = "context", [VNPU_OBJ_STREAM] = "stream", [VNPU_OBJ_EVENT] = "event",
-	[VNPU_OBJ_POOL] = "pool", [VNPU_OBJ_DATA_CACHE] = "data cache",
+	[VNPU_OBJ_POOL] = "pool", [VNPU_OBJ_DATA_CACHE] = "data cache", [VNPU_OBJ_COMM] = "communicator",
 };
 
 static const char *type_name(unsigned int type)
