@@ -5,6 +5,7 @@
 #   make           build the module, runtime, tools and tests
 #   make check     install missing dependencies, run every test (host + VM)
 #   make demo      install missing dependencies, show the devices in the VM
+#   make troubleshooting-capture  run the leak hunt of the troubleshooting guide in the VM
 #   make lint      checkpatch --strict and a W=1 build of the module
 #   make fuzz      a long ioctl fuzz run in the VM (DURATION=seconds, SEED=n)
 #   make install   install module, udev rule, runtime, tools and man pages
@@ -99,7 +100,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
-.PHONY: bench-pool bench-topo bench-lease
+.PHONY: bench-pool bench-topo bench-lease troubleshooting-capture
 
 all: module runtime tools selftests hosttests
 
@@ -337,6 +338,13 @@ fuzz: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@tools/vm/run-vm.sh --plan tools/demo.plan --out $(BUILD)/demo
+
+# Runs the leak hunt of Documentation/troubleshooting.rst in the VM; the
+# guide quotes the output.
+troubleshooting-capture: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --plan tools/docs/troubleshooting.plan --out $(BUILD)/troubleshooting
+	@echo "output: $(BUILD)/troubleshooting/leak/walkthrough.log"
 
 # --- quality gates ------------------------------------------------------------
 

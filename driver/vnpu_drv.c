@@ -15,6 +15,7 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
@@ -524,13 +525,17 @@ static const char *const vnpu_class_names[VNPU_ENGINE_CLASSES] = {
  * fdinfo (Documentation/gpu/drm-usage-stats.rst): busy time of the file's
  * jobs per engine class, summed over the class's engines (so up to
  * capacity x wall time) and including jobs executing now, and the memory
- * the file holds.
+ * the file holds. In the driver's own namespace, the queues, syncobjs and
+ * buffer handles the file holds, for leak monitors (vnpu-smi --watch).
  */
 static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct vnpu_device *vdev = to_vnpu_device(file->minor->dev);
 	struct vnpu_file *vfile = file->driver_priv;
-	u32 class, count;
+	u32 class, count, queues = 0, syncobjs = 0;
+	unsigned long index;
+	void *entry;
+	int handle;
 
 	for (class = 0; class < VNPU_ENGINE_CLASSES; class++) {
 		count = class == DRM_VNPU_ENGINE_COMPUTE ? vdev->num_compute_engines :
@@ -542,6 +547,16 @@ static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 				   count);
 	}
 	vnpu_gem_show_fdinfo(p, file);
+
+	xa_for_each(&vfile->queues, index, entry)
+		queues++;
+	/* syncobj_table_lock is a spinlock: count only, touch no object. */
+	spin_lock(&file->syncobj_table_lock);
+	idr_for_each_entry(&file->syncobj_idr, entry, handle)
+		syncobjs++;
+	spin_unlock(&file->syncobj_table_lock);
+	drm_printf(p, "vnpu-queues:\t%u\n", queues);
+	drm_printf(p, "vnpu-syncobjs:\t%u\n", syncobjs);
 }
 
 static const struct drm_driver vnpu_drm_driver = {

@@ -366,6 +366,7 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct drm_memory_stats vram = {}, host = {};
 	struct drm_gem_object *obj;
+	u32 handles = 0;
 	int id;
 
 	/* table_lock is a spinlock: only read fields fixed at creation. */
@@ -373,6 +374,8 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	idr_for_each_entry(&file->object_idr, obj, id) {
 		struct drm_memory_stats *stats =
 			to_vnpu_bo(obj)->flags & DRM_VNPU_BO_HOST ? &host : &vram;
+
+		handles++;
 
 		if (drm_gem_object_is_shared_for_memory_stats(obj))
 			stats->shared += obj->size;
@@ -385,4 +388,5 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	drm_print_memory_stats(p, &vram, DRM_GEM_OBJECT_RESIDENT, "vram");
 	drm_print_memory_stats(p, &host, DRM_GEM_OBJECT_RESIDENT, "host");
+	drm_printf(p, "vnpu-buffers:\t%u\n", handles);
 }

@@ -172,7 +172,7 @@ int vnpu_comm_destroy(struct vnpu_comm handle)
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_COMM);
+	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_COMM, __builtin_return_address(0));
 	if (!obj)
 		return vnpu_set_status(VNPU_ERROR_INVALID_HANDLE);
 	vnpu_obj_put(obj);

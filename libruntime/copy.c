@@ -16,6 +16,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 int vnpu_stream_defer_locked(struct vnpu_stream_obj *s, struct vnpu_alloc *a, uint64_t point)
 {
@@ -177,6 +178,7 @@ static int memset32(struct vnpu_stream_obj *s, uint64_t dst, uint32_t value, siz
 
 int vnpu_memcpy_htod_async(struct vnpu_stream handle, uint64_t dst, const void *src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -189,6 +191,7 @@ int vnpu_memcpy_htod_async(struct vnpu_stream handle, uint64_t dst, const void *
 
 int vnpu_memcpy_dtoh_async(struct vnpu_stream handle, void *dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -201,6 +204,7 @@ int vnpu_memcpy_dtoh_async(struct vnpu_stream handle, void *dst, uint64_t src, s
 
 int vnpu_memcpy_dtod_async(struct vnpu_stream handle, uint64_t dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -213,6 +217,7 @@ int vnpu_memcpy_dtod_async(struct vnpu_stream handle, uint64_t dst, uint64_t src
 
 int vnpu_memset_d32_async(struct vnpu_stream handle, uint64_t dst, uint32_t value, size_t count)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -249,6 +254,7 @@ static int finish(struct vnpu_stream_obj *s, int status)
 
 int vnpu_memcpy_htod(struct vnpu_context ctx, uint64_t dst, const void *src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -259,6 +265,7 @@ int vnpu_memcpy_htod(struct vnpu_context ctx, uint64_t dst, const void *src, siz
 
 int vnpu_memcpy_dtoh(struct vnpu_context ctx, void *dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -269,6 +276,7 @@ int vnpu_memcpy_dtoh(struct vnpu_context ctx, void *dst, uint64_t src, size_t si
 
 int vnpu_memcpy_dtod(struct vnpu_context ctx, uint64_t dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -279,6 +287,7 @@ int vnpu_memcpy_dtod(struct vnpu_context ctx, uint64_t dst, uint64_t src, size_t
 
 int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_t count)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -289,6 +298,7 @@ int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_
 
 int vnpu_launch_delay(struct vnpu_stream handle, uint64_t ns)
 {
+	VNPU_TRACE_API();
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_DELAY, .size = ns };
 	struct vnpu_stream_obj *s;
 	int status;
@@ -397,6 +407,7 @@ static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src
 int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_context src_ctx,
 			   uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(stream, &s);
 
@@ -410,6 +421,7 @@ int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_
 int vnpu_memcpy_peer(struct vnpu_context ctx, uint64_t dst, struct vnpu_context src_ctx,
 		     uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 

@@ -308,7 +308,7 @@ static void destroy_all(unsigned int type)
 	cursor = handles;
 	vnpu_handle_for_each(type, collect_handle, &cursor);
 	for (uint64_t *h = handles; h < cursor; h++) {
-		struct vnpu_obj *obj = vnpu_handle_remove(*h, type);
+		struct vnpu_obj *obj = vnpu_handle_remove(*h, type, NULL);
 
 		if (obj && type == VNPU_OBJ_CONTEXT)
 			vnpu_ctx_destroy_streams((struct vnpu_ctx *)obj, 0);
@@ -533,6 +533,7 @@ static void collect_device_context(struct vnpu_obj *obj, void *arg)
 
 int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns)
 {
+	VNPU_TRACE_API();
 	struct device_streams ds = { .device = device };
 	struct vnpu_rt_device dev;
 	int status = vnpu_rt_device(device, &dev);
@@ -561,6 +562,7 @@ int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns)
 
 int vnpu_device_reset(uint32_t device)
 {
+	VNPU_TRACE_API();
 	struct vnpu_rt_device dev;
 	char path[128];
 	int fd, status = vnpu_rt_device(device, &dev);

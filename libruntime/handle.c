@@ -32,6 +32,17 @@ static uint64_t make_handle(unsigned int type, uint32_t generation, uint32_t ind
 	       (uint64_t)(index + 1);
 }
 
+static const char *const type_names[] = {
+	[VNPU_OBJ_CONTEXT] = "context", [VNPU_OBJ_STREAM] = "stream", [VNPU_OBJ_EVENT] = "event",
+	[VNPU_OBJ_POOL] = "pool", [VNPU_OBJ_DATA_CACHE] = "data cache", [VNPU_OBJ_COMM] = "communicator",
+};
+
+static const char *type_name(unsigned int type)
+{
+	return type < sizeof(type_names) / sizeof(type_names[0]) && type_names[type] ?
+	       type_names[type] : "object";
+}
+
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type)
 {
 	uint32_t index;
@@ -61,6 +72,8 @@ int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type)
 	obj->type = type;
 	obj->handle = make_handle(type, slots[index].generation, index);
 	pthread_mutex_unlock(&table_lock);
+	vnpu_log_site(obj->created_by, "create %s 0x%llx", type_name(type),
+		      (unsigned long long)obj->handle);
 	return VNPU_SUCCESS;
 }
 
@@ -132,7 +145,8 @@ int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offse
 	return VNPU_SUCCESS;
 }
 
-struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type)
+/* @caller: return address of the destroying API call, NULL if the runtime's own. */
+struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *caller)
 {
 	struct vnpu_obj *obj = NULL;
 	struct slot *s;
@@ -147,6 +161,9 @@ struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type)
 		first_free = (uint32_t)(s - slots) + 1;
 	}
 	pthread_mutex_unlock(&table_lock);
+	if (obj)
+		vnpu_log_site(caller, "destroy %s 0x%llx", type_name(type),
+			      (unsigned long long)handle);
 	return obj;
 }
 

@@ -14,6 +14,7 @@
 
 #include "pool_core.h"
 #include "runtime.h"
+#include "trace.h"
 
 struct vnpu_pool_obj {
 	struct vnpu_obj obj;
@@ -196,7 +197,7 @@ int vnpu_ctx_default_pool_obj(struct vnpu_ctx *ctx, struct vnpu_pool_obj **out)
 	atomic_fetch_add(&pool->obj.refs, 1);
 	winner = link_pool(ctx, pool, 1);
 	if (winner) {
-		vnpu_obj_put(vnpu_handle_remove(pool->obj.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(vnpu_handle_remove(pool->obj.handle, VNPU_OBJ_POOL, NULL));
 		vnpu_obj_put(&pool->obj);
 		pool = winner;
 	}
@@ -240,7 +241,7 @@ void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx)
 	while (pools) {
 		struct vnpu_pool_obj *next = pools->next;
 
-		vnpu_obj_put(vnpu_handle_remove(pools->obj.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(vnpu_handle_remove(pools->obj.handle, VNPU_OBJ_POOL, NULL));
 		pools = next;
 	}
 }
@@ -257,6 +258,7 @@ static int pool_get(struct vnpu_pool handle, struct vnpu_pool_obj **pool)
 
 int vnpu_pool_create(struct vnpu_context handle, uint32_t flags, struct vnpu_pool *out)
 {
+	VNPU_TRACE_API();
 	struct vnpu_pool_obj *pool;
 	struct vnpu_ctx *ctx;
 	int status;
@@ -277,6 +279,7 @@ int vnpu_pool_create(struct vnpu_context handle, uint32_t flags, struct vnpu_poo
 
 int vnpu_pool_destroy(struct vnpu_pool handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_pool_obj *pool;
 	int status = pool_get(handle, &pool);
 
@@ -288,7 +291,8 @@ int vnpu_pool_destroy(struct vnpu_pool handle)
 	}
 	/* A racing destroy, or the context's teardown, may have taken it already. */
 	if (unlink_pool(pool->ctx, pool))
-		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_POOL,
+						 __builtin_return_address(0)));
 	vnpu_obj_put(&pool->obj);
 	return VNPU_SUCCESS;
 }
@@ -461,6 +465,7 @@ static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s
 int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
 		     uint64_t *devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
 	int status, ref;
@@ -482,6 +487,7 @@ int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream 
 
 int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream stream)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
 	int status, ref;
@@ -501,6 +507,7 @@ int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream 
 
 int vnpu_malloc_async(struct vnpu_stream stream, uint64_t size, uint64_t *devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
 	int status;
@@ -560,6 +567,7 @@ static struct vnpu_pool_obj *pool_of(struct vnpu_ctx *ctx, uint64_t devptr)
 
 int vnpu_free_async(struct vnpu_stream stream, uint64_t devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
 	int status = vnpu_stream_get(stream, &s);
@@ -579,6 +587,7 @@ int vnpu_free_async(struct vnpu_stream stream, uint64_t devptr)
 
 int vnpu_pool_trim(struct vnpu_pool handle, uint64_t keep)
 {
+	VNPU_TRACE_API();
 	struct vnpu_pool_obj *pool;
 	int status = pool_get(handle, &pool);
 

@@ -143,7 +143,7 @@ int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
  */
 int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
 			   struct vnpu_obj **obj, int *ref);
-struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type);
+struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *caller);
 void vnpu_obj_put(struct vnpu_obj *obj);
 unsigned int vnpu_handle_for_each(unsigned int type, void (*fn)(struct vnpu_obj *, void *),
 				  void *arg);
@@ -235,5 +235,7 @@ enum vnpu_log_level { VNPU_LOG_ERROR = 1, VNPU_LOG_WARN, VNPU_LOG_INFO, VNPU_LOG
 void vnpu_log(enum vnpu_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void vnpu_describe_caller(void *addr, char *buf, size_t len);
+/* VNPU_LOG=debug: an object created or destroyed, with the call site @caller. */
+void vnpu_log_site(void *caller, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -65,6 +65,8 @@ struct smi_app {
 	int files;			/* DRM files (contexts) of the process on the device */
 	long long vram, host;		/* fdinfo drm-total-* summed over files */
 	long long eng[2];		/* fdinfo drm-engine-*, ns, NO_VALUE when absent */
+	/* fdinfo vnpu-queues, -syncobjs, -buffers summed; NO_VALUE when absent */
+	long long queues, syncobjs, handles;
 	int has_quota;
 	struct drm_vnpu_quota q;
 	double util[2];
@@ -249,7 +251,15 @@ static struct smi_app *app_for(int pid, int dev)
 	apps[napps].pid = pid;
 	apps[napps].dev = dev;
 	apps[napps].eng[0] = apps[napps].eng[1] = NO_VALUE;
+	apps[napps].queues = apps[napps].syncobjs = apps[napps].handles = NO_VALUE;
 	return &apps[napps++];
+}
+
+/* Adds a count that may be absent (NO_VALUE) to a sum that may be too. */
+static void add_count(long long *sum, long long v)
+{
+	if (v >= 0)
+		*sum = (*sum < 0 ? 0 : *sum) + v;
 }
 
 struct seen_client {
@@ -267,6 +277,7 @@ static void scan_fd(int pid, const char *fd, const char *comm, struct seen_clien
 	char path[320], line[256];
 	struct stat st;
 	long long id = -1, vram = 0, host = 0, eng[2] = { NO_VALUE, NO_VALUE };
+	long long queues = NO_VALUE, syncobjs = NO_VALUE, handles = NO_VALUE;
 	int is_vnpu = 0, dev;
 	struct smi_app *a;
 	FILE *f;
@@ -300,6 +311,12 @@ static void scan_fd(int pid, const char *fd, const char *comm, struct seen_clien
 			eng[0] = strtoll(v, NULL, 10);
 		else if (!strcmp(line, "drm-engine-copy"))
 			eng[1] = strtoll(v, NULL, 10);
+		else if (!strcmp(line, "vnpu-queues"))
+			queues = strtoll(v, NULL, 10);
+		else if (!strcmp(line, "vnpu-syncobjs"))
+			syncobjs = strtoll(v, NULL, 10);
+		else if (!strcmp(line, "vnpu-buffers"))
+			handles = strtoll(v, NULL, 10);
 	}
 	fclose(f);
 	if (!is_vnpu)
@@ -325,8 +342,10 @@ static void scan_fd(int pid, const char *fd, const char *comm, struct seen_clien
 	a->vram += vram;
 	a->host += host;
 	for (int c = 0; c < 2; c++)
-		if (eng[c] >= 0)
-			a->eng[c] = (a->eng[c] < 0 ? 0 : a->eng[c]) + eng[c];
+		add_count(&a->eng[c], eng[c]);
+	add_count(&a->queues, queues);
+	add_count(&a->syncobjs, syncobjs);
+	add_count(&a->handles, handles);
 	devs[dev].clients++;
 }
 
@@ -673,6 +692,9 @@ static const struct field app_fields[] = {
 	{ "quota.soft", U_MIB, "enforced VRAM limit, or max" },
 	{ "quota.hard", U_MIB, "ceiling of the soft limit, or max" },
 	{ "buffers", U_NONE, "VRAM buffers charged to the process" },
+	{ "handles", U_NONE, "buffer handles of its files, any kind (fdinfo vnpu-buffers)" },
+	{ "queues", U_NONE, "hardware queues of its files, one per stream (fdinfo vnpu-queues)" },
+	{ "syncobjs", U_NONE, "sync objects of its files (fdinfo vnpu-syncobjs)" },
 	{ "engine.compute", U_MS, "compute engine time of its jobs (fdinfo, uAPI 1.3)" },
 	{ "engine.copy", U_MS, "copy engine time of its jobs (fdinfo, uAPI 1.3)" },
 	{ "utilization.compute", U_PCT, "share of the compute engines over the sample window" },
@@ -818,6 +840,12 @@ static void app_value(const struct smi_app *a, int f, int nounits, char *buf, si
 		fmt_limit(buf, len, a, a->q.soft_limit, nounits);
 	else if (!strcmp(name, "quota.hard"))
 		fmt_limit(buf, len, a, a->q.hard_limit, nounits);
+	else if (!strcmp(name, "handles"))
+		fmt_num(buf, len, a->handles, u, nounits);
+	else if (!strcmp(name, "queues"))
+		fmt_num(buf, len, a->queues, u, nounits);
+	else if (!strcmp(name, "syncobjs"))
+		fmt_num(buf, len, a->syncobjs, u, nounits);
 	else if (!strcmp(name, "engine.compute"))
 		fmt_num(buf, len, a->eng[0], u, nounits);
 	else if (!strcmp(name, "engine.copy"))
@@ -1025,6 +1053,9 @@ static void print_json(void)
 		json_num("contexts", a->files, 1);
 		json_num("vram_bytes", a->vram, 1);
 		json_num("host_bytes", a->host, 1);
+		json_num("handles", a->handles, 1);
+		json_num("queues", a->queues, 1);
+		json_num("syncobjs", a->syncobjs, 1);
 		json_num("compute_ns", a->eng[0], 1);
 		json_num("copy_ns", a->eng[1], 1);
 		if (a->has_quota) {
@@ -1286,29 +1317,44 @@ static void stamp(char *buf, size_t len)
 }
 
 /*
- * Samples the kernel's counts for @pid: contexts (open DRM files),
- * buffers and bytes (QUOTA_GET, summed over devices). The driver has no
- * per-process count of queues or syncobjs; those columns print "-".
+ * Samples the kernel's counts for @pid, summed over devices: contexts
+ * (open DRM files), queues, syncobjs and buffer handles (fdinfo vnpu-*;
+ * buffers fall back to QUOTA_GET's VRAM buffers on older drivers), bytes
+ * (QUOTA_GET VRAM plus host-pinned, else fdinfo). Counts the driver does
+ * not report are NO_VALUE.
  */
 static int watch_sample(int pid, long long *v)
 {
 	for (int i = 0; i < W_N; i++)
-		v[i] = 0;
-	v[W_QUEUES] = v[W_SYNCOBJS] = NO_VALUE;
+		v[i] = NO_VALUE;
 	scan_devices();
 	scan_clients(pid);
 	if (!pid_alive(pid))
 		return -1;
+	v[W_CTX] = v[W_BYTES] = 0;
 	for (int i = 0; i < napps; i++) {
 		v[W_CTX] += apps[i].files;
-		if (apps[i].has_quota) {
-			v[W_BUFS] += (long long)apps[i].q.bo_count;
+		add_count(&v[W_QUEUES], apps[i].queues);
+		add_count(&v[W_SYNCOBJS], apps[i].syncobjs);
+		if (apps[i].handles >= 0)
+			add_count(&v[W_BUFS], apps[i].handles);
+		else if (apps[i].has_quota)
+			add_count(&v[W_BUFS], (long long)apps[i].q.bo_count);
+		if (apps[i].has_quota)
 			v[W_BYTES] += (long long)(apps[i].q.used + apps[i].q.host_used);
-		} else {
+		else
 			v[W_BYTES] += apps[i].vram + apps[i].host;
-		}
 	}
 	return 0;
+}
+
+/* A watch column: the count, or "-" when the driver does not report it. */
+static const char *watch_cell(char *buf, size_t len, long long v)
+{
+	if (v < 0)
+		return "-";
+	snprintf(buf, len, "%lld", v);
+	return buf;
 }
 
 static int run_watch(int pid, double interval, long count)
@@ -1316,14 +1362,13 @@ static int run_watch(int pid, double interval, long count)
 	long long (*s)[W_N] = NULL;
 	long n = 0, cap = 0;
 	int flagged = 0, exited = 0;
-	char t[32];
+	char t[32], cq[24], cs[24], cb[24];
 
 	if (pid <= 0 || !pid_alive(pid)) {
 		fprintf(stderr, "vnpu-smi: --watch: no process %d\n", pid);
 		return 1;
 	}
-	printf("# vnpu-smi --watch %d every %.2fs (queues and syncobjs: not reported by the driver)\n",
-	       pid, interval);
+	printf("# vnpu-smi --watch %d every %.2fs\n", pid, interval);
 	printf("%-12s %8s %8s %8s %8s %12s\n", "TIME", watch_names[0], watch_names[1],
 	       watch_names[2], watch_names[3], watch_names[4]);
 	fflush(stdout);
@@ -1331,10 +1376,15 @@ static int run_watch(int pid, double interval, long count)
 		long long v[W_N];
 
 		if (n == cap) {
+			long long (*grown)[W_N];
+
 			cap = cap ? cap * 2 : 64;
-			s = realloc(s, cap * sizeof(*s));
-			if (!s)
+			grown = realloc(s, cap * sizeof(*s));
+			if (!grown) {
+				free(s);
 				return 1;
+			}
+			s = grown;
 		}
 		stamp(t, sizeof(t));
 		if (watch_sample(pid, v)) {
@@ -1343,12 +1393,21 @@ static int run_watch(int pid, double interval, long count)
 			break;
 		}
 		memcpy(s[n++], v, sizeof(v));
-		printf("%-12s %8lld %8s %8s %8lld %12lld\n", t, v[W_CTX], "-", "-", v[W_BUFS],
-		       v[W_BYTES]);
+		printf("%-12s %8lld %8s %8s %8s %12lld\n", t, v[W_CTX],
+		       watch_cell(cq, sizeof(cq), v[W_QUEUES]),
+		       watch_cell(cs, sizeof(cs), v[W_SYNCOBJS]),
+		       watch_cell(cb, sizeof(cb), v[W_BUFS]), v[W_BYTES]);
 		fflush(stdout);
 		if (count <= 0 || n < count)
 			usleep((useconds_t)(interval * 1e6));
 	}
+	/*
+	 * A process that exited closed its files on the way out: samples
+	 * taken after it closed its last one are its teardown, not a return
+	 * to the baseline.
+	 */
+	while (exited && n > 0 && s[n - 1][W_CTX] == 0)
+		n--;
 	/*
 	 * Growth that does not return to baseline: the last sample is above
 	 * the first and no sample of the second half came back down to it.
