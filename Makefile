@@ -5,7 +5,9 @@
 #   make           build the module, runtime, tools and tests
 #   make check     install missing dependencies, run every test (host + VM)
 #   make demo      install missing dependencies, show the devices in the VM
+#   make troubleshooting-capture  run the leak hunt of the troubleshooting guide in the VM
 #   make lint      checkpatch --strict and a W=1 build of the module
+#   make fuzz      a long ioctl fuzz run in the VM (DURATION=seconds, SEED=n)
 #   make install   install module, udev rule, runtime, tools and man pages
 #                  (DESTDIR, PREFIX, LIBDIR, ...; see Documentation/install.rst)
 #   make uninstall remove what make install installed
@@ -67,6 +69,7 @@ RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 TOOLS += $(BUILD)/bin/vnpu-trace
+TOOLS += $(BUILD)/bin/vnpu-poold $(BUILD)/bin/vnpu-pool
 TOOLS += $(BUILD)/bin/vnpu-run
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
@@ -74,17 +77,25 @@ VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
 	$(BUILD)/selftests/vnpu_submit $(BUILD)/selftests/vnpu_kernel \
 	$(BUILD)/selftests/vnpu_ops $(BUILD)/selftests/vnpu_exec
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+VM_TESTS += $(BUILD)/selftests/vnpu_topo
 VM_TESTS += $(BUILD)/selftests/vnpu_bo $(BUILD)/selftests/vnpu_quota \
 	$(BUILD)/selftests/vnpu_mem_stress
+# Hardening: fuzzer, fault injection, unplug/reset, SIGKILL stress, security.
+VM_TESTS += $(BUILD)/selftests/vnpu_fuzz $(BUILD)/selftests/vnpu_faults \
+	$(BUILD)/selftests/vnpu_unplug $(BUILD)/selftests/vnpu_kill_stress \
+	$(BUILD)/selftests/vnpu_security
 # Tests of the runtime link libvnpurt.
 RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
 RT_TESTS += $(BUILD)/selftests/vnpu_pool
+RT_TESTS += $(BUILD)/selftests/vnpu_collectives
+RT_TESTS += $(BUILD)/selftests/vnpu_poold
 RT_TESTS += $(BUILD)/selftests/vnpu_onnx_conformance $(BUILD)/selftests/vnpu_graph
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
+HOST_TESTS += $(BUILD)/host/lease_proto_test
 # ABI list, man pages, uAPI in C/C++, DESTDIR install and an example built
 # against it (selftests/packaging/host-checks.sh).
 HOST_TESTS += $(BUILD)/host/packaging-checks
@@ -92,10 +103,10 @@ HOST_TESTS += $(BUILD)/host/packaging-checks
 # purged (selftests/packaging/system-checks.sh; skips itself otherwise).
 HOST_TESTS += $(BUILD)/host/packaging-system
 
-.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
+.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
-.PHONY: bench-pool
+.PHONY: bench-pool bench-topo bench-lease troubleshooting-capture
 
 all: module runtime tools selftests hosttests
 
@@ -192,6 +203,15 @@ $(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
 
+# The device pool daemon and its CLI share the protocol code with the runtime.
+LEASE_PROTO := libruntime/lease_proto.c libruntime/lease_proto.h
+$(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold: tools/pool/vnpu-poold.c $(LEASE_PROTO) \
+		uapi/drm/vnpu_accel.h
+$(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool: tools/pool/vnpu-pool.c $(LEASE_PROTO)
+$(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool:
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@ $(LDFLAGS)
+
 $(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) libruntime/include/vnpu.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
@@ -200,7 +220,7 @@ $(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
 bench-planner: $(BUILD)/bin/vnpu-plan
-	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms |"
+	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms | cpu ms | nodes |"
 	@for f in $(PLANNER_DATA)/*.csv; do \
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
@@ -214,6 +234,15 @@ $(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/
 
 bench-pool: $(BUILD)/bin/vnpu-bench-pool module
 	tools/vm/run-vm.sh --plan tools/bench/pool.plan --out $(BUILD)/bench-pool
+
+# Lease request latency of vnpu-poold, 1 and 50 clients, in the VM
+# (tools/bench/lease.plan); figures in build/bench-lease/bench-lease/bench.log.
+$(BUILD)/bin/vnpu-bench-lease: tools/bench/vnpu-bench-lease.c $(LEASE_PROTO)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@
+
+bench-lease: $(BUILD)/bin/vnpu-bench-lease $(BUILD)/bin/vnpu-poold module
+	tools/vm/run-vm.sh --plan tools/bench/lease.plan --out $(BUILD)/bench-lease
 
 $(BUILD)/bin/vnpu-bench-exec: tools/bench/vnpu-bench-exec.c selftests/vnpu_utils.h \
 		uapi/drm/vnpu_accel.h
@@ -240,7 +269,8 @@ $(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
-$(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h \
+$(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		uapi/drm/vnpu_accel.h \
 		libruntime/include/vnpu.h tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
@@ -257,6 +287,10 @@ $(BUILD)/host/status_test: selftests/host/status_test.c libruntime/status.c \
 		libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
+
+$(BUILD)/host/lease_proto_test: selftests/host/lease_proto_test.c $(LEASE_PROTO) $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime $(filter %.c,$^) -o $@
 
 $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)
@@ -302,6 +336,16 @@ $(BUILD)/bench/vnpu-bench-mem: tools/bench/vnpu-bench-mem.c selftests/vnpu_utils
 bench-mem: all $(BUILD)/bench/vnpu-bench-mem
 	@tools/vm/run-vm.sh --plan tools/bench/bench.plan --out $(BUILD)/bench-mem
 
+$(BUILD)/bench/vnpu-bench-topo: tools/bench/vnpu-bench-topo.c $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# Peer-copy bandwidth per link class and all-reduce bus bandwidth on 8
+# devices, in the VM; figures in build/bench-topo/topo/topo.log.
+bench-topo: all $(BUILD)/bench/vnpu-bench-topo
+	@tools/vm/run-vm.sh --plan tools/bench/topo.plan --out $(BUILD)/bench-topo
+
 # Runtime overheads against the raw driver, measured in the VM.
 bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime
 	@tools/vm/run-vm.sh --plan tools/bench/runtime.plan --out $(BUILD)/bench-runtime
@@ -311,9 +355,28 @@ stress: deps
 	@$(MAKE) --no-print-directory all
 	@VNPU_TEST_TIMEOUT=3000 tools/vm/run-vm.sh --timeout 7200 --plan selftests/stress.plan --out $(BUILD)/stress
 
+# A long ioctl fuzz run in the VM: make fuzz DURATION=600 [SEED=n]
+# (seconds; results in build/fuzz). make check runs 20 s of it.
+DURATION ?= 300
+fuzz: deps
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(BUILD)/plans
+	@printf '%s\n' 'group fuzz vram_size_mb=64 host_size_mb=128' \
+		"run fuzz sh -c 'VNPU_FUZZ_SECONDS=$(DURATION) $(if $(SEED),VNPU_FUZZ_SEED=$(SEED) )build/selftests/vnpu_fuzz'" \
+		>$(BUILD)/plans/fuzz.plan
+	@VNPU_TEST_TIMEOUT=$$(($(DURATION) + 300)) tools/vm/run-vm.sh --timeout $$(($(DURATION) + 900)) \
+		--plan $(BUILD)/plans/fuzz.plan --out $(BUILD)/fuzz
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@tools/vm/run-vm.sh --plan tools/demo.plan --out $(BUILD)/demo
+
+# Runs the leak hunt of Documentation/troubleshooting.rst in the VM; the
+# guide quotes the output.
+troubleshooting-capture: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --plan tools/docs/troubleshooting.plan --out $(BUILD)/troubleshooting
+	@echo "output: $(BUILD)/troubleshooting/leak/walkthrough.log"
 
 # --- quality gates ------------------------------------------------------------
 
@@ -337,7 +400,7 @@ lint: driver/vnpu_kconfig.h $(CHECKPATCH)
 # Programs for users, each with its page man/NAME.1; vnpu-test-summary and
 # the benchmarks belong to the tests and stay out.
 INSTALL_TOOLS := $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-trace \
-	$(BUILD)/inst/bin/vnpu-plan
+	$(BUILD)/inst/bin/vnpu-plan $(BUILD)/inst/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-poold
 # systemd units of the vnpu pool service: tools/systemd/*.service, *.socket,
 # *.timer (none yet); each one found there is installed and uninstalled.
 SYSTEMD_UNITS := $(wildcard tools/systemd/*.service tools/systemd/*.socket \

@@ -15,9 +15,15 @@
  *   than it fails with -ENOMEM until 0 is written.
  * - allow_hang: 1 lets submits contain DRM_VNPU_CMD_HANG (otherwise they
  *   fail with -EPERM); 0, the default, refuses them again.
+ * - fail_nth: write N > 0 and the Nth next fallible step of any ioctl or
+ *   open on the device fails (see "vnpu fault injection"); reads the steps
+ *   still to go, 0 once the failure was injected. 0 turns it off.
+ * - fail_sites: read-only; one line per fallible step, "NAME COUNT", with
+ *   the failures fail_nth injected there since the device was bound.
  */
 
 #include <linux/debugfs.h>
+#include <linux/seq_file.h>
 
 #include "vnpu_debugfs.h"
 
@@ -91,6 +97,38 @@ static int vnpu_allow_hang_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(vnpu_allow_hang_fops, vnpu_allow_hang_get, vnpu_allow_hang_set,
 			 "%llu\n");
 
+static int vnpu_fail_nth_get(void *data, u64 *val)
+{
+	struct vnpu_device *vdev = data;
+
+	*val = max(atomic_read(&vdev->fail_nth), 0);
+	return 0;
+}
+
+static int vnpu_fail_nth_set(void *data, u64 val)
+{
+	struct vnpu_device *vdev = data;
+
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(&vdev->fail_nth, val);
+	return 0;
+}
+
+DEFINE_DEBUGFS_ATTRIBUTE(vnpu_fail_nth_fops, vnpu_fail_nth_get, vnpu_fail_nth_set, "%llu\n");
+
+static int vnpu_fail_sites_show(struct seq_file *m, void *unused)
+{
+	struct vnpu_device *vdev = m->private;
+	unsigned int site;
+
+	for (site = 0; site < VNPU_FAULT_SITES; site++)
+		seq_printf(m, "%s %d\n", vnpu_fault_site_name(site),
+			   atomic_read(&vdev->fail_hits[site]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vnpu_fail_sites);
+
 void vnpu_debugfs_init(struct vnpu_device *vdev)
 {
 	struct dentry *root = vdev->drm.debugfs_root;
@@ -100,4 +138,6 @@ void vnpu_debugfs_init(struct vnpu_device *vdev)
 	debugfs_create_file_unsafe("fail_alloc_above", 0600, root, vdev,
 				   &vnpu_fail_alloc_above_fops);
 	debugfs_create_file_unsafe("allow_hang", 0600, root, vdev, &vnpu_allow_hang_fops);
+	debugfs_create_file_unsafe("fail_nth", 0600, root, vdev, &vnpu_fail_nth_fops);
+	debugfs_create_file("fail_sites", 0400, root, vdev, &vnpu_fail_sites_fops);
 }

@@ -15,26 +15,32 @@
  */
 
 #include <linux/dma-mapping.h>
+#include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
 
 #include "vnpu_compat.h"
 #include "vnpu_debugfs.h"
 #include "vnpu_drv.h"
 #include "vnpu_engine.h"
+#include "vnpu_fault.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
 #include "vnpu_queue.h"
+#include "vnpu_topo.h"
 
 static unsigned int vnpu_num_devices = 1;
 module_param_named(num_devices, vnpu_num_devices, uint, 0444);
@@ -68,6 +74,16 @@ module_param_named(max_queues_per_process, vnpu_max_queues_per_process, uint, 04
 MODULE_PARM_DESC(max_queues_per_process,
 		 "Queues one process may have per NPU (1-4096, default 64)");
 
+static unsigned int vnpu_max_bos_per_process = 16384;
+module_param_named(max_bos_per_process, vnpu_max_bos_per_process, uint, 0444);
+MODULE_PARM_DESC(max_bos_per_process,
+		 "Buffers one process may create and hold per NPU (1-1048576, default 16384)");
+
+static unsigned int vnpu_max_syncobjs_per_process = 4096;
+module_param_named(max_syncobjs_per_process, vnpu_max_syncobjs_per_process, uint, 0444);
+MODULE_PARM_DESC(max_syncobjs_per_process,
+		 "Syncobjs one process may hold per NPU (1-1048576, default 4096)");
+
 static int vnpu_numa_node[VNPU_MAX_DEVICES] = {
 	[0 ... VNPU_MAX_DEVICES - 1] = NUMA_NO_NODE
 };
@@ -78,6 +94,11 @@ MODULE_PARM_DESC(numa_node,
 		 "Host NUMA node of each NPU, comma separated (-1 = none, default -1)");
 
 static struct platform_device *vnpu_pdevs[VNPU_MAX_DEVICES];
+
+unsigned int vnpu_num_devices_loaded(void)
+{
+	return vnpu_num_devices;
+}
 
 int vnpu_device_numa_node(struct vnpu_device *vdev)
 {
@@ -170,6 +191,15 @@ static int vnpu_get_param_value(struct vnpu_device *vdev, u32 param, u64 *value)
 	case DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS:
 		*value = vdev->max_queues;
 		return 0;
+	case DRM_VNPU_PARAM_NUM_DEVICES:
+		*value = vnpu_num_devices;
+		return 0;
+	case DRM_VNPU_PARAM_TOPOLOGY_NODE:
+		*value = vnpu_topo_node(vdev->index);
+		return 0;
+	case DRM_VNPU_PARAM_TOPOLOGY_BOARD:
+		*value = vnpu_topo_board(vdev->index);
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -188,6 +218,27 @@ static int vnpu_get_param_ioctl(struct drm_device *drm, void *data,
 	ret = vnpu_get_param_value(to_vnpu_device(drm), args->param, &args->value);
 	drm_dev_exit(idx);
 	return ret;
+}
+
+/* The device's row of the link matrix; see &struct drm_vnpu_topology. */
+static int vnpu_topology_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_vnpu_topology *args = data;
+	struct drm_vnpu_link __user *links = u64_to_user_ptr(args->links);
+	struct drm_vnpu_link link;
+	unsigned int i, count;
+
+	if (args->flags || args->pad || (!args->links && args->count))
+		return -EINVAL;
+	count = min(args->count, vnpu_num_devices);
+	for (i = 0; i < count; i++) {
+		vnpu_topo_link(vdev->index, i, &link);
+		if (copy_to_user(&links[i], &link, sizeof(link)))
+			return -EFAULT;
+	}
+	args->count = vnpu_num_devices;
+	return 0;
 }
 
 /*
@@ -248,6 +299,12 @@ static int vnpu_queue_info_ioctl_enter(struct drm_device *drm, void *data,
 	return vnpu_ioctl_enter(drm, data, file, vnpu_queue_info_ioctl);
 }
 
+static int vnpu_topology_ioctl_enter(struct drm_device *drm, void *data,
+				     struct drm_file *file)
+{
+	return vnpu_ioctl_enter(drm, data, file, vnpu_topology_ioctl);
+}
+
 static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_get_param_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_bo_create_ioctl, 0),
@@ -258,6 +315,7 @@ static const struct drm_ioctl_desc vnpu_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_DESTROY, vnpu_queue_destroy_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_submit_ioctl_enter, 0),
 	DRM_IOCTL_DEF_DRV(VNPU_QUEUE_INFO, vnpu_queue_info_ioctl_enter, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_TOPOLOGY, vnpu_topology_ioctl_enter, 0),
 };
 
 /*
@@ -275,6 +333,7 @@ static const u16 vnpu_ioctl_min_size[] = {
 	[DRM_VNPU_QUEUE_DESTROY] = sizeof(struct drm_vnpu_queue_destroy),
 	[DRM_VNPU_SUBMIT] = sizeof(struct drm_vnpu_submit),
 	[DRM_VNPU_QUEUE_INFO] = sizeof(struct drm_vnpu_queue_info),
+	[DRM_VNPU_TOPOLOGY] = sizeof(struct drm_vnpu_topology),
 };
 
 static_assert(ARRAY_SIZE(vnpu_ioctl_min_size) == ARRAY_SIZE(vnpu_drm_ioctls));
@@ -313,11 +372,65 @@ static long vnpu_ioctl_check(unsigned int cmd, unsigned long arg)
 	return 0;
 }
 
+/*
+ * Syncobj handles held on the device by the files of @proc, or by every
+ * open file if @proc is NULL. A walk, not a counter: the DRM core creates
+ * and destroys syncobjs (and drops them all when a file closes) without
+ * telling the driver.
+ */
+u64 vnpu_syncobj_count(struct vnpu_device *vdev, struct vnpu_process *proc)
+{
+	struct drm_file *file;
+	struct drm_syncobj *syncobj;
+	u64 count = 0;
+	int id;
+
+	mutex_lock(&vdev->drm.filelist_mutex);
+	list_for_each_entry(file, &vdev->drm.filelist, lhead) {
+		struct vnpu_file *vfile = file->driver_priv;
+
+		if (proc && (!vfile || vfile->proc != proc))
+			continue;
+		spin_lock(&file->syncobj_table_lock);
+		idr_for_each_entry(&file->syncobj_idr, syncobj, id)
+			count++;
+		spin_unlock(&file->syncobj_table_lock);
+	}
+	mutex_unlock(&vdev->drm.filelist_mutex);
+	return count;
+}
+
+/*
+ * SYNCOBJ_CREATE and SYNCOBJ_FD_TO_HANDLE add a handle: admitted only
+ * while the calling process holds fewer than max_syncobjs_per_process on
+ * the device (-EMFILE otherwise). Other ioctls pass through.
+ */
+static long vnpu_syncobj_limited_ioctl(struct file *filp, unsigned int cmd, unsigned long arg,
+				       long (*ioctl)(struct file *, unsigned int, unsigned long))
+{
+	struct drm_file *file = filp->private_data;
+	struct vnpu_device *vdev = to_vnpu_device(file->minor->dev);
+	struct vnpu_file *vfile = file->driver_priv;
+	long ret;
+
+	if (cmd != DRM_IOCTL_SYNCOBJ_CREATE && cmd != DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE)
+		return ioctl(filp, cmd, arg);
+
+	mutex_lock(&vdev->syncobj_lock);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_SYNCOBJ_LIMIT);
+	if (!ret && vnpu_syncobj_count(vdev, vfile->proc) >= vdev->max_syncobjs)
+		ret = -EMFILE;
+	if (!ret)
+		ret = ioctl(filp, cmd, arg);
+	mutex_unlock(&vdev->syncobj_lock);
+	return ret;
+}
+
 static long vnpu_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	long ret = vnpu_ioctl_check(cmd, arg);
 
-	return ret ? ret : drm_ioctl(filp, cmd, arg);
+	return ret ? ret : vnpu_syncobj_limited_ioctl(filp, cmd, arg, drm_ioctl);
 }
 
 #ifdef CONFIG_COMPAT
@@ -325,7 +438,7 @@ static long vnpu_compat_ioctl(struct file *filp, unsigned int cmd, unsigned long
 {
 	long ret = vnpu_ioctl_check(cmd, arg);
 
-	return ret ? ret : drm_compat_ioctl(filp, cmd, arg);
+	return ret ? ret : vnpu_syncobj_limited_ioctl(filp, cmd, arg, drm_compat_ioctl);
 }
 #else
 #define vnpu_compat_ioctl NULL
@@ -355,7 +468,11 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct vnpu_device *vdev = to_vnpu_device(drm);
 	struct vnpu_file *vfile;
+	int ret;
 
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_OPEN_FILE);
+	if (ret)
+		return ret;
 	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
 	if (!vfile)
 		return -ENOMEM;
@@ -368,13 +485,17 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 		kfree(vfile);
 		return -ENOMEM;
 	}
-	vfile->client = vnpu_client_alloc();
-	if (!vfile->client) {
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_OPEN_CLIENT);
+	if (!ret) {
+		vfile->client = vnpu_client_alloc();
+		ret = vfile->client ? 0 : -ENOMEM;
+	}
+	if (ret) {
 		mutex_lock(&vdev->mem_lock);
 		vnpu_process_put_locked(vdev, vfile->proc);
 		mutex_unlock(&vdev->mem_lock);
 		kfree(vfile);
-		return -ENOMEM;
+		return ret;
 	}
 	xa_init_flags(&vfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = vfile;
@@ -404,13 +525,17 @@ static const char *const vnpu_class_names[VNPU_ENGINE_CLASSES] = {
  * fdinfo (Documentation/gpu/drm-usage-stats.rst): busy time of the file's
  * jobs per engine class, summed over the class's engines (so up to
  * capacity x wall time) and including jobs executing now, and the memory
- * the file holds.
+ * the file holds. In the driver's own namespace, the queues, syncobjs and
+ * buffer handles the file holds, for leak monitors (vnpu-smi --watch).
  */
 static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct vnpu_device *vdev = to_vnpu_device(file->minor->dev);
 	struct vnpu_file *vfile = file->driver_priv;
-	u32 class, count;
+	u32 class, count, queues = 0, syncobjs = 0;
+	unsigned long index;
+	void *entry;
+	int handle;
 
 	for (class = 0; class < VNPU_ENGINE_CLASSES; class++) {
 		count = class == DRM_VNPU_ENGINE_COMPUTE ? vdev->num_compute_engines :
@@ -422,6 +547,16 @@ static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 				   count);
 	}
 	vnpu_gem_show_fdinfo(p, file);
+
+	xa_for_each(&vfile->queues, index, entry)
+		queues++;
+	/* syncobj_table_lock is a spinlock: count only, touch no object. */
+	spin_lock(&file->syncobj_table_lock);
+	idr_for_each_entry(&file->syncobj_idr, entry, handle)
+		syncobjs++;
+	spin_unlock(&file->syncobj_table_lock);
+	drm_printf(p, "vnpu-queues:\t%u\n", queues);
+	drm_printf(p, "vnpu-syncobjs:\t%u\n", syncobjs);
 }
 
 static const struct drm_driver vnpu_drm_driver = {
@@ -458,11 +593,16 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 	vdev->num_compute_engines = vnpu_compute_engines;
 	vdev->num_copy_engines = vnpu_copy_engines;
 	vdev->max_queues = vnpu_max_queues_per_process;
+	vdev->max_bos = vnpu_max_bos_per_process;
+	vdev->max_syncobjs = vnpu_max_syncobjs_per_process;
 	vdev->job_timeout_ms = vnpu_job_timeout_ms;
 	atomic_set(&vdev->health, DRM_VNPU_HEALTH_OK);
 	spin_lock_init(&vdev->health_lock);
 	atomic64_set(&vdev->reset_gen, 0);
 	platform_set_drvdata(pdev, vdev);
+	ret = drmm_mutex_init(&vdev->drm, &vdev->syncobj_lock);
+	if (ret)
+		return ret;
 
 	/* Importers map peer buffers for DMA; the emulated bus is 64-bit. */
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
@@ -480,9 +620,11 @@ static int vnpu_platform_probe(struct platform_device *pdev)
 		return ret;
 	vnpu_debugfs_init(vdev);
 
-	drm_info(&vdev->drm, "vnpu%u: %llu MiB VRAM, %u compute + %u copy engines, node %d\n",
+	drm_info(&vdev->drm,
+		 "vnpu%u: %llu MiB VRAM, %u compute + %u copy engines, numa node %d, board %u of topology node %u\n",
 		 vdev->index, vdev->vram_size >> 20, vdev->num_compute_engines,
-		 vdev->num_copy_engines, vnpu_device_numa_node(vdev));
+		 vdev->num_copy_engines, vnpu_device_numa_node(vdev),
+		 vnpu_topo_board(vdev->index), vnpu_topo_node(vdev->index));
 	return 0;
 }
 
@@ -528,7 +670,11 @@ static int vnpu_check_params(void)
 	    !vnpu_param_in_range("job_timeout_ms", vnpu_job_timeout_ms, 1,
 				 VNPU_MAX_TIMEOUT_MS) ||
 	    !vnpu_param_in_range("max_queues_per_process", vnpu_max_queues_per_process, 1,
-				 VNPU_MAX_QUEUES))
+				 VNPU_MAX_QUEUES) ||
+	    !vnpu_param_in_range("max_bos_per_process", vnpu_max_bos_per_process, 1,
+				 VNPU_MAX_BOS) ||
+	    !vnpu_param_in_range("max_syncobjs_per_process", vnpu_max_syncobjs_per_process, 1,
+				 VNPU_MAX_SYNCOBJS))
 		return -EINVAL;
 
 	if (vnpu_numa_node_count > vnpu_num_devices) {
@@ -547,7 +693,7 @@ static int vnpu_check_params(void)
 			return -EINVAL;
 		}
 	}
-	return 0;
+	return vnpu_topo_check_params(vnpu_num_devices);
 }
 
 static void vnpu_unregister_devices(void)

@@ -15,6 +15,8 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "vnpu_fault.h"
+
 #define DRIVER_NAME	"vnpu"
 #define DRIVER_DESC	"Virtual NPU"
 
@@ -29,6 +31,8 @@
 #define VNPU_MIN_HOST_MB	16
 #define VNPU_MAX_HOST_MB	(256 * 1024)
 #define VNPU_MAX_QUEUES		4096
+#define VNPU_MAX_BOS		(1024 * 1024)
+#define VNPU_MAX_SYNCOBJS	(1024 * 1024)
 #define VNPU_MAX_TIMEOUT_MS	DRM_VNPU_MAX_TIMEOUT_MS
 #define VNPU_ENGINE_CLASSES	2
 
@@ -72,6 +76,14 @@ struct vnpu_region {
  * @fail_alloc_nth: debugfs: the Nth next buffer creation fails (0 = off)
  * @fail_alloc_above: debugfs: creations larger than this fail (0 = off)
  * @max_queues: queues one process may have on the device
+ * @max_bos: buffers one process may have created on the device and hold
+ * @max_syncobjs: syncobj handles one process may hold on the device,
+ *	across its open files
+ * @syncobj_lock: serialises the syncobj limit check with the creation it
+ *	admits, so concurrent creations cannot pass the limit together; taken
+ *	outside &drm_device.filelist_mutex
+ * @fail_nth: debugfs: the Nth next fallible step fails (vnpu_fault.c)
+ * @fail_hits: debugfs: failures injected by @fail_nth, per site
  * @engines: the compute engines, then the copy engines
  * @num_engines: entries in @engines that are initialised
  * @scheds: the schedulers of each engine class (DRM_VNPU_ENGINE_*), the
@@ -107,6 +119,11 @@ struct vnpu_device {
 	u64 fail_alloc_above;
 
 	u32 max_queues;
+	u32 max_bos;
+	u32 max_syncobjs;
+	struct mutex syncobj_lock; /* Protects the syncobj limit check + create */
+	atomic_t fail_nth;
+	atomic_t fail_hits[VNPU_FAULT_SITES];
 	struct vnpu_engine *engines;
 	u32 num_engines;
 	struct drm_gpu_scheduler *scheds[VNPU_ENGINE_CLASSES][VNPU_MAX_ENGINES];
@@ -130,6 +147,7 @@ struct vnpu_device {
  * @used: VRAM bytes of the buffers charged to the process
  * @peak: highest @used
  * @bo_count: VRAM buffers charged to the process
+ * @buffers: buffers of both kinds charged to the process (max_bos limit)
  * @host_used: host-pinned bytes of the buffers charged to the process
  * @queue_count: queues the process has on the device, across its files
  *
@@ -144,6 +162,7 @@ struct vnpu_process {
 	u64 used;
 	u64 peak;
 	u64 bo_count;
+	u64 buffers;
 	u64 host_used;
 	u32 queue_count;
 };
@@ -166,10 +185,13 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
 	return container_of(drm, struct vnpu_device, drm);
 }
 
+/* num_devices of the module, fixed at load. */
+unsigned int vnpu_num_devices_loaded(void);
 int vnpu_device_numa_node(struct vnpu_device *vdev);
 u64 vnpu_region_largest_free(struct vnpu_device *vdev, struct vnpu_region *region);
 const char *vnpu_health_name(enum drm_vnpu_health health);
 void vnpu_health_hang(struct vnpu_device *vdev);
+u64 vnpu_syncobj_count(struct vnpu_device *vdev, struct vnpu_process *proc);
 
 extern const struct attribute_group *vnpu_sysfs_groups[];
 

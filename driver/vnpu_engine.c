@@ -32,6 +32,8 @@
 
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -64,9 +66,24 @@ static const char *vnpu_fence_timeline_name(struct dma_fence *fence)
 	return "vnpu-engine";
 }
 
+/*
+ * A hardware fence can outlive its job, its device and every open file:
+ * the scheduler fence holds it as its parent for as long as anyone (a
+ * syncobj or sync_file of any driver) holds the scheduler fence, and its
+ * ops live in this module. Each initialised hardware fence therefore holds
+ * a module reference, so the module cannot be unloaded under it; rmmod
+ * fails with -EBUSY until the last such fence is released.
+ */
+static void vnpu_fence_release(struct dma_fence *fence)
+{
+	dma_fence_free(fence);
+	module_put(THIS_MODULE);
+}
+
 static const struct dma_fence_ops vnpu_fence_ops = {
 	.get_driver_name = vnpu_fence_driver_name,
 	.get_timeline_name = vnpu_fence_timeline_name,
+	.release = vnpu_fence_release,
 };
 
 /* Signals @job's hardware fence with @error, once; under the engine lock. */
@@ -95,15 +112,28 @@ static void vnpu_job_signal(struct vnpu_job *job, int error)
 		wake_up_all(&engine->abort_wq);
 }
 
+/*
+ * A copy over a link to another device lasts at least the link's latency
+ * plus its bytes at the link's bandwidth: the engine sleeps for what the
+ * memmove left (as DELAY does, a reset or timeout cuts it short).
+ */
 static void vnpu_exec_copy(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 {
-	u64 done, n;
+	u64 start = ktime_get_ns(), done, n, end, now;
 
 	for (done = 0; done < cmd->size && !READ_ONCE(job->aborted); done += n) {
 		n = min_t(u64, cmd->size - done, VNPU_EXEC_CHUNK);
 		memmove(cmd->dst + done, cmd->src + done, n);
 		cond_resched();
 	}
+	if (!cmd->link_mbps)
+		return;
+	/* MB/s is bytes per microsecond: bytes * 1000 / MB/s is ns. */
+	end = start + cmd->link_ns + div_u64(cmd->size * 1000, cmd->link_mbps);
+	now = ktime_get_ns();
+	if (now < end)
+		wait_event_hrtimeout(job->engine->abort_wq, READ_ONCE(job->aborted),
+				     ns_to_ktime(end - now));
 }
 
 static void vnpu_exec_fill(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
@@ -233,6 +263,8 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 	job->engine = engine;
 	dma_fence_init(fence, &vnpu_fence_ops, &engine->lock, engine->fence_context,
 		       ++engine->seqno);
+	/* Dropped by vnpu_fence_release(); see there. */
+	__module_get(THIS_MODULE);
 	list_add_tail(&job->link, &engine->running);
 	if (engine->dead) {
 		vnpu_job_signal_locked(job, -ENODEV);

@@ -106,6 +106,10 @@ struct vnpu_queue_state {
  * @src: kernel address of the source
  * @size: bytes, or ns for DELAY
  * @kop: KERNEL: the resolved operator (owned by the job)
+ * @link_mbps: COPY through another device's VRAM: bandwidth of the link
+ *	in MB/s, the copy lasts at least @link_ns + @size / @link_mbps; 0 for
+ *	a local copy
+ * @link_ns: latency of that link in ns
  */
 struct vnpu_exec_cmd {
 	u32 opcode;
@@ -114,6 +118,8 @@ struct vnpu_exec_cmd {
 	const void *src;
 	u64 size;
 	struct vnpu_kernel_op *kop;
+	u32 link_mbps;
+	u32 link_ns;
 };
 
 /**

@@ -29,6 +29,7 @@
 #include <drm/drm_print.h>
 
 #include "vnpu_compat.h"
+#include "vnpu_fault.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
 
@@ -62,6 +63,7 @@ static void vnpu_bo_release_locked(struct vnpu_device *vdev, struct vnpu_bo *bo)
 	}
 	if (!bo->owner)
 		return;
+	bo->owner->buffers--;
 	if (bo->flags & DRM_VNPU_BO_HOST) {
 		bo->owner->host_used -= size;
 	} else {
@@ -101,6 +103,10 @@ static int vnpu_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 static struct dma_buf *vnpu_bo_export(struct drm_gem_object *obj, int flags)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
+	int ret = vnpu_fault_inject(to_vnpu_device(obj->dev), VNPU_FAULT_BO_EXPORT);
+
+	if (ret)
+		return ERR_PTR(ret);
 
 	exp_info.exp_name = KBUILD_MODNAME;
 	exp_info.owner = THIS_MODULE;
@@ -147,8 +153,8 @@ static bool vnpu_alloc_should_fail_locked(struct vnpu_device *vdev, u64 size)
 
 /*
  * Reserves @bo's device addresses in @bo->region and charges the calling
- * process. -EDQUOT is checked before -ENOSPC: over quota is the caller's
- * problem whatever the device's state.
+ * process. -EMFILE (buffer count) and -EDQUOT are checked before -ENOSPC:
+ * over a limit is the caller's problem whatever the device's state.
  */
 static int vnpu_bo_reserve(struct vnpu_device *vdev, struct vnpu_bo *bo)
 {
@@ -168,6 +174,10 @@ static int vnpu_bo_reserve(struct vnpu_device *vdev, struct vnpu_bo *bo)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
+	if (proc->buffers >= vdev->max_bos) {
+		ret = -EMFILE;
+		goto err_put_proc;
+	}
 	if (!host && size > proc->soft_limit - min(proc->used, proc->soft_limit)) {
 		ret = -EDQUOT;
 		goto err_put_proc;
@@ -181,6 +191,7 @@ static int vnpu_bo_reserve(struct vnpu_device *vdev, struct vnpu_bo *bo)
 
 	bo->region->used += size;
 	bo->owner = proc;
+	proc->buffers++;
 	vdev->bo_count++;
 	if (host) {
 		proc->host_used += size;
@@ -230,6 +241,9 @@ int vnpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_SHMEM);
+	if (ret)
+		goto out_dev_exit;
 	shmem = drm_gem_shmem_create(drm, PAGE_ALIGN(args->size));
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
@@ -239,17 +253,19 @@ int vnpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	bo->flags = args->flags;
 	bo->region = args->flags & DRM_VNPU_BO_HOST ? &vdev->host : &vdev->vram;
 
-	ret = vnpu_bo_reserve(vdev, bo);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_RESERVE) ?: vnpu_bo_reserve(vdev, bo);
 	if (ret)
 		goto out_put;
-	ret = drm_gem_shmem_pin(shmem);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_PIN) ?: drm_gem_shmem_pin(shmem);
 	if (ret)
 		goto out_put;
 	bo->pinned = true;
-	ret = drm_gem_create_mmap_offset(&shmem->base);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_MMAP_OFFSET) ?:
+	      drm_gem_create_mmap_offset(&shmem->base);
 	if (ret)
 		goto out_put;
-	ret = drm_gem_handle_create(file, &shmem->base, &handle);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_HANDLE) ?:
+	      drm_gem_handle_create(file, &shmem->base, &handle);
 	if (ret)
 		goto out_put;
 
@@ -278,7 +294,8 @@ int vnpu_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 		return -ENOENT;
 	bo = to_vnpu_bo(obj);
 
-	ret = drm_gem_create_mmap_offset(obj);
+	ret = vnpu_fault_inject(to_vnpu_device(drm), VNPU_FAULT_BO_INFO) ?:
+	      drm_gem_create_mmap_offset(obj);
 	if (!ret) {
 		args->size = obj->size;
 		args->device_addr = vnpu_bo_device_addr(bo);
@@ -309,7 +326,8 @@ static int vnpu_bo_reserve_import(struct vnpu_device *vdev, struct vnpu_bo *bo)
 
 struct drm_gem_object *vnpu_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf)
 {
-	struct drm_gem_object *obj;
+	struct drm_gem_object *obj, *exported;
+	struct vnpu_bo *bo;
 	int ret;
 
 	if (dma_buf->ops != &vnpu_dmabuf_ops)
@@ -322,13 +340,24 @@ struct drm_gem_object *vnpu_gem_prime_import(struct drm_device *drm, struct dma_
 		return obj;
 	}
 
+	ret = vnpu_fault_inject(to_vnpu_device(drm), VNPU_FAULT_BO_IMPORT);
+	if (ret)
+		return ERR_PTR(ret);
+	exported = obj;
 	obj = drm_gem_prime_import_dev(drm, dma_buf, drm->dev);
 	if (IS_ERR(obj))
 		return obj;
-	ret = vnpu_bo_reserve_import(to_vnpu_device(drm), to_vnpu_bo(obj));
+	bo = to_vnpu_bo(obj);
+	ret = vnpu_fault_inject(to_vnpu_device(drm), VNPU_FAULT_BO_IMPORT_RESERVE) ?:
+	      vnpu_bo_reserve_import(to_vnpu_device(drm), bo);
 	if (ret) {
 		drm_gem_object_put(obj);
 		return ERR_PTR(ret);
+	}
+	/* The dma-buf holds the exporter's object, whose flags never change. */
+	if (!(to_vnpu_bo(exported)->flags & DRM_VNPU_BO_HOST)) {
+		bo->peer_vram = true;
+		bo->peer_index = to_vnpu_device(exported->dev)->index;
 	}
 	return obj;
 }
@@ -337,6 +366,7 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct drm_memory_stats vram = {}, host = {};
 	struct drm_gem_object *obj;
+	u32 handles = 0;
 	int id;
 
 	/* table_lock is a spinlock: only read fields fixed at creation. */
@@ -344,6 +374,8 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	idr_for_each_entry(&file->object_idr, obj, id) {
 		struct drm_memory_stats *stats =
 			to_vnpu_bo(obj)->flags & DRM_VNPU_BO_HOST ? &host : &vram;
+
+		handles++;
 
 		if (drm_gem_object_is_shared_for_memory_stats(obj))
 			stats->shared += obj->size;
@@ -356,4 +388,5 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 
 	drm_print_memory_stats(p, &vram, DRM_GEM_OBJECT_RESIDENT, "vram");
 	drm_print_memory_stats(p, &host, DRM_GEM_OBJECT_RESIDENT, "host");
+	drm_printf(p, "vnpu-buffers:\t%u\n", handles);
 }

@@ -21,6 +21,9 @@ struct drm_printer;
  * @flags: DRM_VNPU_BO_* flags
  * @owner: process charged for the buffer, NULL for imports
  * @pinned: the backing pages are pinned (created here, not imported)
+ * @peer_vram: an import of another vnpu device's VRAM buffer; copies
+ *	through it are paced by the link to that device
+ * @peer_index: index of that device when @peer_vram
  *
  * @node and the charge to @owner are set once at creation under
  * &vnpu_device.mem_lock and released in the free callback, so the memory
@@ -33,6 +36,8 @@ struct vnpu_bo {
 	u32 flags;
 	struct vnpu_process *owner;
 	bool pinned;
+	bool peer_vram;
+	unsigned int peer_index;
 };
 
 static inline struct vnpu_bo *to_vnpu_bo(struct drm_gem_object *obj)

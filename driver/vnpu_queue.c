@@ -40,10 +40,12 @@
 
 #include "vnpu_compat.h"
 #include "vnpu_engine.h"
+#include "vnpu_fault.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
 #include "vnpu_ops.h"
 #include "vnpu_queue.h"
+#include "vnpu_topo.h"
 
 /**
  * struct vnpu_queue - a queue of one file
@@ -122,8 +124,10 @@ void vnpu_queues_release(struct vnpu_device *vdev, struct vnpu_file *vfile)
 /* Charges a queue to @proc: -EMFILE at the per-process limit. */
 static int vnpu_queue_charge(struct vnpu_device *vdev, struct vnpu_process *proc)
 {
-	int ret = 0;
+	int ret = vnpu_fault_inject(vdev, VNPU_FAULT_QUEUE_CHARGE);
 
+	if (ret)
+		return ret;
 	mutex_lock(&vdev->mem_lock);
 	if (proc->queue_count >= vdev->max_queues)
 		ret = -EMFILE;
@@ -175,6 +179,9 @@ int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file 
 	if (ret)
 		return ret;
 
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_QUEUE_ALLOC);
+	if (ret)
+		return ret;
 	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
 	if (!queue)
 		return -ENOMEM;
@@ -182,6 +189,9 @@ int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file 
 	queue->vdev = vdev;
 	queue->proc = vfile->proc;
 	mutex_init(&queue->push_lock);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_QUEUE_STATE);
+	if (ret)
+		goto err_free;
 	queue->qs = vnpu_queue_state_alloc(vfile->client, args->engine_class,
 					   args->timeout_ms ?: vdev->job_timeout_ms);
 	if (!queue->qs) {
@@ -192,13 +202,15 @@ int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file 
 	ret = vnpu_queue_charge(vdev, queue->proc);
 	if (ret)
 		goto err_put_state;
-	ret = drm_sched_entity_init(&queue->entity, vnpu_sched_priority[args->priority],
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_QUEUE_ENTITY) ?:
+	      drm_sched_entity_init(&queue->entity, vnpu_sched_priority[args->priority],
 				    vdev->scheds[args->engine_class],
 				    vnpu_class_engines(vdev, args->engine_class),
 				    &queue->qs->guilty);
 	if (ret)
 		goto err_uncharge;
-	ret = xa_alloc(&vfile->queues, &id, queue, xa_limit_32b, GFP_KERNEL);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_QUEUE_ID) ?:
+	      xa_alloc(&vfile->queues, &id, queue, xa_limit_32b, GFP_KERNEL);
 	if (ret)
 		goto err_entity;
 
@@ -352,6 +364,11 @@ static int vnpu_job_add_bo(struct vnpu_job *job, struct drm_gem_object *obj)
 		}
 	}
 	jbo = &job->bos[job->bo_count];
+	ret = vnpu_fault_inject(job->vdev, VNPU_FAULT_JOB_BO_VMAP);
+	if (ret) {
+		drm_gem_object_put(obj);
+		return ret;
+	}
 	ret = drm_gem_vmap_unlocked(obj, &jbo->map);
 	if (!ret && jbo->map.is_iomem) {
 		drm_gem_vunmap_unlocked(obj, &jbo->map);
@@ -365,9 +382,12 @@ static int vnpu_job_add_bo(struct vnpu_job *job, struct drm_gem_object *obj)
 	return job->bo_count++;
 }
 
-/* Kernel address of [@addr, @addr + @size) in a buffer of @file. */
-static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 addr,
-			      u64 size)
+/*
+ * Kernel address of [@addr, @addr + @size) in a buffer of @file; the buffer
+ * in @bo_out if not NULL.
+ */
+static void *vnpu_job_resolve_bo(struct vnpu_job *job, struct drm_file *file, u64 addr,
+				 u64 size, struct vnpu_bo **bo_out)
 {
 	struct drm_gem_object *obj = vnpu_file_find_bo(file, addr, size);
 	int i;
@@ -377,7 +397,34 @@ static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 a
 	i = vnpu_job_add_bo(job, obj);
 	if (i < 0)
 		return ERR_PTR(i);
+	if (bo_out)
+		*bo_out = to_vnpu_bo(obj);
 	return job->bos[i].map.vaddr + (addr - vnpu_bo_device_addr(to_vnpu_bo(obj)));
+}
+
+static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 addr,
+			      u64 size)
+{
+	return vnpu_job_resolve_bo(job, file, addr, size, NULL);
+}
+
+/*
+ * Paces @exec by the slowest link it crosses: the source or destination may
+ * be another device's VRAM.
+ */
+static void vnpu_exec_set_link(struct vnpu_job *job, struct vnpu_exec_cmd *exec,
+			       const struct vnpu_bo *bo)
+{
+	struct drm_vnpu_link link;
+
+	if (!bo->peer_vram)
+		return;
+	vnpu_topo_link(job->vdev->index, bo->peer_index, &link);
+	if (!link.bandwidth_mbps)
+		return;
+	if (!exec->link_mbps || link.bandwidth_mbps < exec->link_mbps)
+		exec->link_mbps = link.bandwidth_mbps;
+	exec->link_ns = max(exec->link_ns, link.latency_ns);
 }
 
 /*
@@ -422,6 +469,9 @@ static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
 	src = vnpu_job_resolve(job, file, cmd->src, cmd->size);
 	if (IS_ERR(src))
 		return PTR_ERR(src);
+	ret = vnpu_fault_inject(job->vdev, VNPU_FAULT_JOB_KERNEL_OP);
+	if (ret)
+		return ret;
 	kop = kzalloc(sizeof(*kop), GFP_KERNEL);
 	if (!kop)
 		return -ENOMEM;
@@ -476,6 +526,7 @@ static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
 static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 				const struct drm_vnpu_cmd *cmd, struct vnpu_exec_cmd *exec)
 {
+	struct vnpu_bo *bo;
 	void *ptr;
 
 	exec->opcode = cmd->opcode;
@@ -490,18 +541,21 @@ static int vnpu_job_resolve_cmd(struct vnpu_job *job, struct drm_file *file,
 		return vnpu_job_resolve_kernel(job, file, cmd, exec);
 	}
 
-	ptr = vnpu_job_resolve(job, file, cmd->dst,
-			       cmd->opcode == DRM_VNPU_CMD_TIMESTAMP ? sizeof(u64) : cmd->size);
+	ptr = vnpu_job_resolve_bo(job, file, cmd->dst,
+				  cmd->opcode == DRM_VNPU_CMD_TIMESTAMP ? sizeof(u64) : cmd->size,
+				  &bo);
 	if (IS_ERR(ptr))
 		return PTR_ERR(ptr);
 	exec->dst = ptr;
 	if (cmd->opcode != DRM_VNPU_CMD_COPY)
 		return 0;
+	vnpu_exec_set_link(job, exec, bo);
 
-	ptr = vnpu_job_resolve(job, file, cmd->src, cmd->size);
+	ptr = vnpu_job_resolve_bo(job, file, cmd->src, cmd->size, &bo);
 	if (IS_ERR(ptr))
 		return PTR_ERR(ptr);
 	exec->src = ptr;
+	vnpu_exec_set_link(job, exec, bo);
 	return 0;
 }
 
@@ -514,6 +568,9 @@ static int vnpu_job_add_cmds(struct vnpu_job *job, struct drm_file *file,
 	u32 i;
 	int ret;
 
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_JOB_CMDS_COPY);
+	if (ret)
+		return ret;
 	cmds = vmemdup_array_user(u64_to_user_ptr(args->cmds), args->cmd_count,
 				  sizeof(*cmds));
 	if (IS_ERR(cmds))
@@ -552,6 +609,9 @@ static int vnpu_job_add_waits(struct vnpu_job *job, struct drm_file *file,
 
 	if (!args->wait_count)
 		return 0;
+	ret = vnpu_fault_inject(job->vdev, VNPU_FAULT_JOB_WAITS_COPY);
+	if (ret)
+		return ret;
 	waits = memdup_array_user(u64_to_user_ptr(args->waits), args->wait_count,
 				  sizeof(*waits));
 	if (IS_ERR(waits))
@@ -564,9 +624,15 @@ static int vnpu_job_add_waits(struct vnpu_job *job, struct drm_file *file,
 		}
 	}
 	for (i = 0; i < args->wait_count; i++) {
-		ret = drm_syncobj_find_fence(file, waits[i].handle, waits[i].point, 0, &fence);
+		ret = vnpu_fault_inject(job->vdev, VNPU_FAULT_JOB_WAIT_FENCE) ?:
+		      drm_syncobj_find_fence(file, waits[i].handle, waits[i].point, 0, &fence);
 		if (ret)
 			goto out_free;
+		ret = vnpu_fault_inject(job->vdev, VNPU_FAULT_JOB_DEPENDENCY);
+		if (ret) {
+			dma_fence_put(fence);
+			goto out_free;
+		}
 		/* Consumes the fence reference, also on failure. */
 		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
@@ -589,23 +655,32 @@ struct vnpu_signal {
 	u64 point;
 };
 
-static int vnpu_signal_prepare(struct vnpu_signal *sig, struct drm_file *file,
-			       const struct drm_vnpu_sync *sync)
+static int vnpu_signal_prepare(struct vnpu_device *vdev, struct vnpu_signal *sig,
+			       struct drm_file *file, const struct drm_vnpu_sync *sync)
 {
+	int ret;
+
 	sig->point = sync->point;
 	if (!sync->handle)
 		return 0;
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_JOB_SIGNAL_SYNCOBJ);
+	if (ret)
+		return ret;
 	sig->syncobj = drm_syncobj_find(file, sync->handle);
 	if (!sig->syncobj)
 		return -ENOENT;
 	if (!sig->point)
 		return 0;
-	sig->chain = dma_fence_chain_alloc();
-	if (!sig->chain) {
-		drm_syncobj_put(sig->syncobj);
-		return -ENOMEM;
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_JOB_SIGNAL_CHAIN);
+	if (!ret) {
+		sig->chain = dma_fence_chain_alloc();
+		ret = sig->chain ? 0 : -ENOMEM;
 	}
-	return 0;
+	if (ret) {
+		drm_syncobj_put(sig->syncobj);
+		sig->syncobj = NULL;
+	}
+	return ret;
 }
 
 static void vnpu_signal_commit(struct vnpu_signal *sig, struct dma_fence *fence)
@@ -675,6 +750,9 @@ int vnpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 		ret = -EIO;
 		goto out_put_queue;
 	}
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_JOB_ALLOC);
+	if (ret)
+		goto out_put_queue;
 	job = vnpu_job_alloc(vdev, queue->qs, args->cmd_count);
 	if (!job) {
 		ret = -ENOMEM;
@@ -684,13 +762,14 @@ int vnpu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 	ret = vnpu_job_add_cmds(job, file, args);
 	if (ret)
 		goto err_put_job;
-	ret = vnpu_sched_job_init(&job->base, &queue->entity, vfile, file->client_id);
+	ret = vnpu_fault_inject(vdev, VNPU_FAULT_JOB_SCHED_INIT) ?:
+	      vnpu_sched_job_init(&job->base, &queue->entity, vfile, file->client_id);
 	if (ret)
 		goto err_put_job;
 	ret = vnpu_job_add_waits(job, file, args);
 	if (ret)
 		goto err_cleanup_job;
-	ret = vnpu_signal_prepare(&sig, file, &args->signal);
+	ret = vnpu_signal_prepare(vdev, &sig, file, &args->signal);
 	if (ret)
 		goto err_cleanup_job;
 

@@ -17,6 +17,15 @@
  * - numa_node: host NUMA node, -1 for none
  * - health: "ok", "degraded" or "needs-reset"
  *
+ * Topology (fixed at load; see the DOC of vnpu_topo.c):
+ *
+ * - topology_node, topology_board: ids of the node and board of the device
+ * - link_class: one word per device of the module, in index order: "self",
+ *   "board" (same board), "node" (same node, other board) or "system"
+ *   (other node)
+ * - link_bandwidth_mbps, link_latency_ns: one integer per device in the
+ *   same order, MB/s and ns of the link to it (0 for self)
+ *
  * Memory, sampled when read (poll at most once a second; largest-free walks
  * the free ranges):
  *
@@ -25,6 +34,7 @@
  *   largest buffer that can be created now
  * - host_used_bytes: host-pinned and imported bytes placed in the host range
  * - bo_count: live buffers created on the device (imports excluded)
+ * - syncobj_count: syncobj handles held by the open files of the device
  * - default_quota_bytes: VRAM hard and soft limit of processes that first
  *   use the device from now on; "max" for none. Root may write a byte count
  *   or "max".
@@ -55,6 +65,7 @@
 
 #include "vnpu_drv.h"
 #include "vnpu_engine.h"
+#include "vnpu_topo.h"
 
 static struct vnpu_device *dev_to_vnpu(struct device *dev)
 {
@@ -101,6 +112,64 @@ static ssize_t numa_node_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(numa_node);
 
+static ssize_t topology_node_show(struct device *dev, struct device_attribute *attr,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%u\n", vnpu_topo_node(dev_to_vnpu(dev)->index));
+}
+static DEVICE_ATTR_RO(topology_node);
+
+static ssize_t topology_board_show(struct device *dev, struct device_attribute *attr,
+				   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", vnpu_topo_board(dev_to_vnpu(dev)->index));
+}
+static DEVICE_ATTR_RO(topology_board);
+
+enum vnpu_link_field { VNPU_LINK_CLASS, VNPU_LINK_MBPS, VNPU_LINK_NS };
+
+/* One field of the device's link to every device, space separated. */
+static ssize_t vnpu_show_links(struct device *dev, char *buf, enum vnpu_link_field field)
+{
+	struct vnpu_device *vdev = dev_to_vnpu(dev);
+	unsigned int i, num = vnpu_num_devices_loaded();
+	struct drm_vnpu_link link;
+	int len = 0;
+
+	for (i = 0; i < num; i++) {
+		const char *sep = i + 1 < num ? " " : "\n";
+
+		vnpu_topo_link(vdev->index, i, &link);
+		if (field == VNPU_LINK_CLASS)
+			len += sysfs_emit_at(buf, len, "%s%s",
+					     vnpu_topo_class_name(link.link_class), sep);
+		else
+			len += sysfs_emit_at(buf, len, "%u%s", field == VNPU_LINK_MBPS ?
+					     link.bandwidth_mbps : link.latency_ns, sep);
+	}
+	return len;
+}
+
+static ssize_t link_class_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return vnpu_show_links(dev, buf, VNPU_LINK_CLASS);
+}
+static DEVICE_ATTR_RO(link_class);
+
+static ssize_t link_bandwidth_mbps_show(struct device *dev, struct device_attribute *attr,
+					char *buf)
+{
+	return vnpu_show_links(dev, buf, VNPU_LINK_MBPS);
+}
+static DEVICE_ATTR_RO(link_bandwidth_mbps);
+
+static ssize_t link_latency_ns_show(struct device *dev, struct device_attribute *attr,
+				    char *buf)
+{
+	return vnpu_show_links(dev, buf, VNPU_LINK_NS);
+}
+static DEVICE_ATTR_RO(link_latency_ns);
+
 static ssize_t health_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%s\n",
@@ -146,6 +215,13 @@ static ssize_t bo_count_show(struct device *dev, struct device_attribute *attr, 
 	return vnpu_show_locked_u64(dev, buf, offsetof(struct vnpu_device, bo_count));
 }
 static DEVICE_ATTR_RO(bo_count);
+
+static ssize_t syncobj_count_show(struct device *dev, struct device_attribute *attr,
+				  char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", vnpu_syncobj_count(dev_to_vnpu(dev), NULL));
+}
+static DEVICE_ATTR_RO(syncobj_count);
 
 static ssize_t vram_largest_free_bytes_show(struct device *dev,
 					    struct device_attribute *attr, char *buf)
@@ -235,12 +311,18 @@ static struct attribute *vnpu_attrs[] = {
 	&dev_attr_compute_engines.attr,
 	&dev_attr_copy_engines.attr,
 	&dev_attr_numa_node.attr,
+	&dev_attr_topology_node.attr,
+	&dev_attr_topology_board.attr,
+	&dev_attr_link_class.attr,
+	&dev_attr_link_bandwidth_mbps.attr,
+	&dev_attr_link_latency_ns.attr,
 	&dev_attr_health.attr,
 	&dev_attr_vram_used_bytes.attr,
 	&dev_attr_vram_peak_bytes.attr,
 	&dev_attr_vram_largest_free_bytes.attr,
 	&dev_attr_host_used_bytes.attr,
 	&dev_attr_bo_count.attr,
+	&dev_attr_syncobj_count.attr,
 	&dev_attr_default_quota_bytes.attr,
 	&dev_attr_reset.attr,
 	&dev_attr_reset_count.attr,

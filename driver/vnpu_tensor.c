@@ -269,6 +269,10 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 	    !(in_place_ok && vnpu_t_in_place(t->c, t->stride_c, t->b, t->stride_b, t->ndim,
 					     t->shape)))
 		return -EINVAL;
+	/* BATCHNORM reads its arrays while it writes C. */
+	for (d = 3; d < VNPU_KERNEL_MAX_ARRAYS; d++)
+		if (r->size[d] && vnpu_t_overlap(t->c, r->size[2], r->addr[d], r->size[d]))
+			return -EINVAL;
 	return 0;
 }
 

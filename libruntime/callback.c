@@ -17,6 +17,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 /*
  * DRM_IOCTL_SYNCOBJ_EVENTFD exists since Linux 6.6; libdrm 2.4.114's drm.h
@@ -189,6 +190,7 @@ static int arm_eventfd(struct vnpu_stream_obj *s, uint64_t point, int *event_fd)
 
 int vnpu_stream_add_callback(struct vnpu_stream handle, void (*fn)(void *, int), void *user_data)
 {
+	VNPU_TRACE_API();
 	struct vnpu_callbacks *cbs = NULL;
 	struct vnpu_stream_obj *s;
 	struct vnpu_callback *cb;

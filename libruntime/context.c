@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 /* The calling thread's current context; may go stale, checked on use. */
 static _Thread_local struct vnpu_context current_ctx;
@@ -26,6 +27,7 @@ static void ctx_release(struct vnpu_obj *obj)
 	vnpu_callbacks_stop(ctx);
 	vnpu_ctx_free_allocs(ctx);
 	free(ctx->streams);
+	free(ctx->peers);
 	/* The driver keeps what queued work still uses until that work is done. */
 	close(ctx->fd);
 	pthread_mutex_destroy(&ctx->lock);
@@ -65,12 +67,18 @@ static int open_device(uint32_t device, int *fd)
 
 int vnpu_ctx_create(uint32_t device, uint32_t flags, struct vnpu_context *out)
 {
+	VNPU_TRACE_API();
 	void *caller = __builtin_return_address(0);
 	struct vnpu_ctx *ctx;
 	int status;
 
 	if (!out || flags)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	if (device == VNPU_DEVICE_ANY) {
+		status = vnpu_device_choose_nearest(&device);
+		if (status != VNPU_SUCCESS)
+			return vnpu_set_status(status);
+	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
@@ -151,7 +159,7 @@ int vnpu_ctx_default_stream_obj(struct vnpu_ctx *ctx, struct vnpu_stream_obj **o
 		s = ctx->default_stream;
 		atomic_fetch_add(&s->obj.refs, 1);
 		pthread_mutex_unlock(&ctx->lock);
-		vnpu_obj_put(vnpu_handle_remove(mine->obj.handle, VNPU_OBJ_STREAM));
+		vnpu_obj_put(vnpu_handle_remove(mine->obj.handle, VNPU_OBJ_STREAM, NULL));
 		*out = s;
 		return VNPU_SUCCESS;
 	}
@@ -160,7 +168,7 @@ int vnpu_ctx_default_stream_obj(struct vnpu_ctx *ctx, struct vnpu_stream_obj **o
 	status = vnpu_ctx_add_stream(ctx, s);
 	if (status != VNPU_SUCCESS) {
 		vnpu_ctx_remove_stream(ctx, s);
-		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM));
+		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM, NULL));
 		return status;
 	}
 	atomic_fetch_add(&s->obj.refs, 1);
@@ -209,13 +217,14 @@ void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort)
 			break;
 		if (!abort)
 			vnpu_stream_synchronize_obj(s, -1);
-		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM));
+		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM, NULL));
 	}
 	vnpu_ctx_destroy_mm(ctx);
 }
 
 int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)
 {
+	VNPU_TRACE_API();
 	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
 
@@ -223,7 +232,8 @@ int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)
 		return vnpu_set_status(status);
 	if (flags & ~VNPU_DESTROY_ABORT)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_CONTEXT);
+	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_CONTEXT,
+				 __builtin_return_address(0));
 	if (!obj)
 		return vnpu_set_status(VNPU_ERROR_INVALID_HANDLE);
 	if (current_ctx.handle == handle.handle)
@@ -313,6 +323,7 @@ int vnpu_ctx_synchronize(struct vnpu_ctx *ctx, int64_t timeout_ns)
 
 int vnpu_ctx_synchronize_all(struct vnpu_context handle, int64_t timeout_ns)
 {
+	VNPU_TRACE_API();
 	struct vnpu_ctx *ctx;
 	int status;
 

@@ -16,6 +16,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 int vnpu_stream_defer_locked(struct vnpu_stream_obj *s, struct vnpu_alloc *a, uint64_t point)
 {
@@ -83,6 +84,12 @@ static int submit_one(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
 	if (status == VNPU_SUCCESS && vnpu_launch_blocking() && !vnpu_in_callback())
 		status = vnpu_stream_synchronize_obj(s, -1);
 	return status;
+}
+
+int vnpu_stream_submit_cmd(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
+			   const char *op)
+{
+	return submit_one(s, cmd, NULL, op, NULL);
 }
 
 static int htod(struct vnpu_stream_obj *s, uint64_t dst, const void *src, size_t size,
@@ -171,6 +178,7 @@ static int memset32(struct vnpu_stream_obj *s, uint64_t dst, uint32_t value, siz
 
 int vnpu_memcpy_htod_async(struct vnpu_stream handle, uint64_t dst, const void *src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -183,6 +191,7 @@ int vnpu_memcpy_htod_async(struct vnpu_stream handle, uint64_t dst, const void *
 
 int vnpu_memcpy_dtoh_async(struct vnpu_stream handle, void *dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -195,6 +204,7 @@ int vnpu_memcpy_dtoh_async(struct vnpu_stream handle, void *dst, uint64_t src, s
 
 int vnpu_memcpy_dtod_async(struct vnpu_stream handle, uint64_t dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -207,6 +217,7 @@ int vnpu_memcpy_dtod_async(struct vnpu_stream handle, uint64_t dst, uint64_t src
 
 int vnpu_memset_d32_async(struct vnpu_stream handle, uint64_t dst, uint32_t value, size_t count)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -243,6 +254,7 @@ static int finish(struct vnpu_stream_obj *s, int status)
 
 int vnpu_memcpy_htod(struct vnpu_context ctx, uint64_t dst, const void *src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -253,6 +265,7 @@ int vnpu_memcpy_htod(struct vnpu_context ctx, uint64_t dst, const void *src, siz
 
 int vnpu_memcpy_dtoh(struct vnpu_context ctx, void *dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -263,6 +276,7 @@ int vnpu_memcpy_dtoh(struct vnpu_context ctx, void *dst, uint64_t src, size_t si
 
 int vnpu_memcpy_dtod(struct vnpu_context ctx, uint64_t dst, uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -273,6 +287,7 @@ int vnpu_memcpy_dtod(struct vnpu_context ctx, uint64_t dst, uint64_t src, size_t
 
 int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_t count)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 
@@ -283,6 +298,7 @@ int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_
 
 int vnpu_launch_delay(struct vnpu_stream handle, uint64_t ns)
 {
+	VNPU_TRACE_API();
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_DELAY, .size = ns };
 	struct vnpu_stream_obj *s;
 	int status;
@@ -304,8 +320,8 @@ int vnpu_launch_delay(struct vnpu_stream handle, uint64_t ns)
  * (0 when @src_ctx is @ctx), which the caller closes after submitting: the
  * job keeps the buffer alive.
  */
-static int import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
-			uint64_t size, uint64_t *addr, uint32_t *handle)
+int vnpu_import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
+		      uint64_t size, uint64_t *addr, uint32_t *handle)
 {
 	struct drm_vnpu_bo_info info = { 0 };
 	uint64_t base = 0;
@@ -352,26 +368,38 @@ static int import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t
 	return VNPU_SUCCESS;
 }
 
-static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src_handle,
-		uint64_t src, size_t size, const char *op)
+int vnpu_stream_copy_peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_ctx *src_ctx,
+			  uint64_t src, size_t size, const char *op)
 {
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_COPY, .dst = dst, .size = size };
-	struct vnpu_ctx *src_ctx;
 	uint32_t imported = 0;
 	uint64_t addr = 0;
 	int status;
 
 	if (!size || !vnpu_ctx_owns_range(s->ctx, dst, size))
 		return VNPU_ERROR_INVALID_VALUE;
-	status = vnpu_ctx_get(src_handle, &src_ctx);
-	if (status != VNPU_SUCCESS)
-		return status;
-	status = import_range(s->ctx, src_ctx, src, size, &addr, &imported);
+	status = vnpu_import_range(s->ctx, src_ctx, src, size, &addr, &imported);
 	cmd.src = addr;
 	if (status == VNPU_SUCCESS)
 		status = submit_one(s, &cmd, NULL, op, NULL);
 	if (imported)
 		drmCloseBufferHandle(s->ctx->fd, imported);
+	return status;
+}
+
+/* A peer copy; contexts of two devices need peer access from @s's context. */
+static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src_handle,
+		uint64_t src, size_t size, const char *op)
+{
+	struct vnpu_ctx *src_ctx;
+	int status = vnpu_ctx_get(src_handle, &src_ctx);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (src_ctx->device != s->ctx->device && !vnpu_ctx_peer_enabled(s->ctx, src_ctx))
+		status = VNPU_ERROR_PEER_ACCESS_NOT_ENABLED;
+	else
+		status = vnpu_stream_copy_peer(s, dst, src_ctx, src, size, op);
 	vnpu_ctx_put(src_ctx);
 	return status;
 }
@@ -379,6 +407,7 @@ static int peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_context src
 int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_context src_ctx,
 			   uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(stream, &s);
 
@@ -392,6 +421,7 @@ int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_
 int vnpu_memcpy_peer(struct vnpu_context ctx, uint64_t dst, struct vnpu_context src_ctx,
 		     uint64_t src, size_t size)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = sync_stream(ctx, &s);
 

@@ -17,6 +17,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 #define DC_MAX_USERS 16
 
@@ -245,7 +246,7 @@ void vnpu_data_caches_destroy(struct vnpu_data_cache_obj *list)
 	while (list) {
 		struct vnpu_data_cache_obj *next = list->next;
 
-		vnpu_obj_put(vnpu_handle_remove(list->obj.handle, VNPU_OBJ_DATA_CACHE));
+		vnpu_obj_put(vnpu_handle_remove(list->obj.handle, VNPU_OBJ_DATA_CACHE, NULL));
 		list = next;
 	}
 }
@@ -263,6 +264,7 @@ static int cache_get(struct vnpu_data_cache handle, struct vnpu_data_cache_obj *
 int vnpu_data_cache_create(struct vnpu_stream stream, uint64_t budget, uint32_t flags,
 			   struct vnpu_data_cache *out)
 {
+	VNPU_TRACE_API();
 	struct vnpu_data_cache_obj *c;
 	struct vnpu_stream_obj *s;
 	struct vnpu_ctx *ctx;
@@ -313,6 +315,7 @@ int vnpu_data_cache_create(struct vnpu_stream stream, uint64_t budget, uint32_t 
 
 int vnpu_data_cache_destroy(struct vnpu_data_cache handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_data_cache_obj *c;
 	struct vnpu_ctx *ctx;
 	int status = cache_get(handle, &c), found = 0;
@@ -330,7 +333,8 @@ int vnpu_data_cache_destroy(struct vnpu_data_cache handle)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (found)
-		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_DATA_CACHE));
+		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_DATA_CACHE,
+						 __builtin_return_address(0)));
 	vnpu_obj_put(&c->obj);
 	return VNPU_SUCCESS;
 }
@@ -386,6 +390,7 @@ static int load(struct vnpu_data_cache_obj *c, struct vnpu_stream_obj *s, uint64
 int vnpu_data_cache_get(struct vnpu_data_cache handle, struct vnpu_stream stream, uint64_t key,
 			const void *host, size_t size, uint64_t *devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_data_cache_obj *c;
 	struct vnpu_stream_obj *s = NULL;
 	struct dc_entry *e;
@@ -445,6 +450,7 @@ int vnpu_data_cache_get(struct vnpu_data_cache handle, struct vnpu_stream stream
 
 int vnpu_data_cache_invalidate(struct vnpu_data_cache handle, uint64_t key)
 {
+	VNPU_TRACE_API();
 	struct vnpu_data_cache_obj *c;
 	struct dc_entry *e;
 	int status = cache_get(handle, &c);

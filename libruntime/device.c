@@ -39,6 +39,12 @@ struct vnpu_runtime {
 /* Protects every field of rt: init, finalize and queries may race. */
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vnpu_runtime rt;
+/*
+ * What vnpu_rt_enter() answers, written under rt_lock whenever the state
+ * changes and read without it: every call checks it, and a lock there
+ * would cost the allocation fast path more than its own work.
+ */
+static _Atomic int rt_call_status = VNPU_ERROR_UNINITIALIZED;
 
 int vnpu_get_param(int fd, uint32_t param, uint64_t *value)
 {
@@ -121,33 +127,29 @@ static int find_physical(unsigned long physical)
 }
 
 /*
- * Applies VNPU_VISIBLE_DEVICES: strict, so a typo is an error instead of
- * silently running on fewer or other devices.
+ * Parses a list of physical device indices ("1,0") into rt.visible:
+ * strict, so a typo is an error instead of silently running on fewer or
+ * other devices. With @allowed, every entry must be one of its @nallowed
+ * physical indices.
  */
-static int parse_visible_devices(void)
+static int parse_device_list(const char *list, const uint32_t *allowed, unsigned int nallowed)
 {
-	const char *env = getenv("VNPU_VISIBLE_DEVICES");
-	const char *p = env;
+	const char *p = list;
 
-	rt.visible = calloc(rt.num_devices ? rt.num_devices : 1, sizeof(*rt.visible));
-	if (!rt.visible)
-		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	if (!env) {
-		for (uint32_t i = 0; i < rt.num_devices; i++)
-			rt.visible[i] = i;
-		rt.num_visible = rt.num_devices;
-		return VNPU_SUCCESS;
-	}
 	while (*p) {
 		char *end;
 		unsigned long physical;
-		int pos;
+		int pos, ok = !allowed;
 
 		if (*p < '0' || *p > '9')
 			return VNPU_ERROR_INVALID_CONFIG;
 		physical = strtoul(p, &end, 10);
 		pos = find_physical(physical);
 		if (pos < 0 || (*end && *end != ','))
+			return VNPU_ERROR_INVALID_CONFIG;
+		for (unsigned int i = 0; i < nallowed; i++)
+			ok |= allowed[i] == physical;
+		if (!ok)
 			return VNPU_ERROR_INVALID_CONFIG;
 		for (uint32_t i = 0; i < rt.num_visible; i++)
 			if (rt.visible[i] == (uint32_t)pos)
@@ -158,6 +160,47 @@ static int parse_visible_devices(void)
 			return VNPU_ERROR_INVALID_CONFIG;	/* trailing comma */
 	}
 	return VNPU_SUCCESS;
+}
+
+/*
+ * Decides which devices the process sees, in which logical order: with
+ * VNPU_POOL_SOCKET, the devices of its leases; VNPU_VISIBLE_DEVICES then
+ * selects among them (or among all devices without a pool).
+ */
+static int parse_visible_devices(void)
+{
+	const char *env = getenv("VNPU_VISIBLE_DEVICES");
+	const char *pool = getenv("VNPU_POOL_SOCKET");
+	uint32_t leased[VNPU_LEASE_MAX_DEVICES];
+	unsigned int nleased = 0;
+	char list[VNPU_LEASE_MAX_DEVICES * 12] = "";
+	size_t off = 0;
+	int status;
+
+	rt.visible = calloc(rt.num_devices ? rt.num_devices : 1, sizeof(*rt.visible));
+	if (!rt.visible)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	if (pool && *pool) {
+		status = vnpu_lease_visible_devices(leased, &nleased);
+		if (status != VNPU_SUCCESS)
+			return status;
+		for (unsigned int i = 0; i < nleased; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u", i ? "," : "",
+						leased[i]);
+		/* A lease naming a device this process cannot see is the pool's error. */
+		status = parse_device_list(list, NULL, 0);
+		if (status != VNPU_SUCCESS || !env)
+			return status == VNPU_SUCCESS ? status : VNPU_ERROR_DRIVER;
+		rt.num_visible = 0;
+		return parse_device_list(env, leased, nleased);
+	}
+	if (!env) {
+		for (uint32_t i = 0; i < rt.num_devices; i++)
+			rt.visible[i] = i;
+		rt.num_visible = rt.num_devices;
+		return VNPU_SUCCESS;
+	}
+	return parse_device_list(env, NULL, 0);
 }
 
 static int discover_devices(void)
@@ -206,8 +249,10 @@ static int discover_devices(void)
 	status = parse_visible_devices();
 	if (status == VNPU_SUCCESS && !rt.num_visible)
 		status = VNPU_ERROR_NO_DEVICE;
-	if (status != VNPU_SUCCESS)
+	if (status != VNPU_SUCCESS) {
 		close_devices();
+		vnpu_lease_release_runtime();
+	}
 	return status;
 }
 
@@ -233,6 +278,7 @@ int vnpu_init(unsigned int flags)
 
 		rt.refcount++;
 		rt.ever_initialized = 1;
+		atomic_store(&rt_call_status, VNPU_SUCCESS);
 		rt.launch_blocking = blocking && !strcmp(blocking, "1");
 		vnpu_trace_init();
 		vnpu_log(VNPU_LOG_INFO, "init: %u of %u devices visible", rt.num_visible,
@@ -262,7 +308,7 @@ static void destroy_all(unsigned int type)
 	cursor = handles;
 	vnpu_handle_for_each(type, collect_handle, &cursor);
 	for (uint64_t *h = handles; h < cursor; h++) {
-		struct vnpu_obj *obj = vnpu_handle_remove(*h, type);
+		struct vnpu_obj *obj = vnpu_handle_remove(*h, type, NULL);
 
 		if (obj && type == VNPU_OBJ_CONTEXT)
 			vnpu_ctx_destroy_streams((struct vnpu_ctx *)obj, 0);
@@ -274,8 +320,12 @@ static void destroy_all(unsigned int type)
 /* Destroys every live object; called by the last finalize. */
 static void destroy_all_objects(void)
 {
-	/* Graphs hold events and a context; events hold their context. */
+	/*
+	 * Graphs hold events and a context; events and communicators hold
+	 * streams; contexts take their streams along.
+	 */
 	destroy_all(VNPU_OBJ_GRAPH);
+	destroy_all(VNPU_OBJ_COMM);
 	destroy_all(VNPU_OBJ_EVENT);
 	destroy_all(VNPU_OBJ_CONTEXT);
 }
@@ -289,12 +339,15 @@ int vnpu_finalize(void)
 	if (!rt.refcount) {
 		status = rt.ever_initialized ? VNPU_ERROR_DEINITIALIZED : VNPU_ERROR_UNINITIALIZED;
 	} else if (rt.refcount == 1) {
+		/* New calls fail from here on; running ones hold references. */
+		atomic_store(&rt_call_status, VNPU_ERROR_DEINITIALIZED);
 		if (report && !strcmp(report, "1"))
 			vnpu_leak_report_locked(stderr, NULL);
 		destroy_all_objects();
 		vnpu_trace_finalize();
 		rt.refcount = 0;
 		close_devices();
+		vnpu_lease_release_runtime();
 	} else {
 		rt.refcount--;
 	}
@@ -304,12 +357,7 @@ int vnpu_finalize(void)
 
 int vnpu_rt_enter(void)
 {
-	int status;
-
-	pthread_mutex_lock(&rt_lock);
-	status = state_error_locked();
-	pthread_mutex_unlock(&rt_lock);
-	return status;
+	return atomic_load(&rt_call_status);
 }
 
 int vnpu_rt_device(uint32_t logical, struct vnpu_rt_device *dev)
@@ -489,6 +537,7 @@ static void collect_device_context(struct vnpu_obj *obj, void *arg)
 
 int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns)
 {
+	VNPU_TRACE_API();
 	struct device_streams ds = { .device = device };
 	struct vnpu_rt_device dev;
 	int status = vnpu_rt_device(device, &dev);
@@ -517,6 +566,7 @@ int vnpu_device_synchronize(uint32_t device, int64_t timeout_ns)
 
 int vnpu_device_reset(uint32_t device)
 {
+	VNPU_TRACE_API();
 	struct vnpu_rt_device dev;
 	char path[128];
 	int fd, status = vnpu_rt_device(device, &dev);

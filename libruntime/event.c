@@ -14,6 +14,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 struct vnpu_event_obj {
 	struct vnpu_obj obj;
@@ -51,6 +52,7 @@ static int event_get(struct vnpu_event handle, struct vnpu_event_obj **e)
 
 int vnpu_event_create(struct vnpu_context handle, uint32_t flags, struct vnpu_event *out)
 {
+	VNPU_TRACE_API();
 	struct vnpu_event_obj *e;
 	struct vnpu_ctx *ctx;
 	int status;
@@ -92,6 +94,7 @@ int vnpu_event_create(struct vnpu_context handle, uint32_t flags, struct vnpu_ev
 
 int vnpu_event_record(struct vnpu_event handle, struct vnpu_stream stream)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_event_obj *e;
 	uint64_t point;
@@ -167,6 +170,7 @@ int vnpu_event_query(struct vnpu_event handle)
 
 int vnpu_event_synchronize(struct vnpu_event handle, int64_t timeout_ns)
 {
+	VNPU_TRACE_API();
 	struct vnpu_event_obj *e;
 	int status;
 
@@ -254,6 +258,7 @@ static int import_fence(struct vnpu_event_obj *e, int fd, uint32_t *out)
 
 int vnpu_stream_wait_event(struct vnpu_stream stream, struct vnpu_event handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_event_obj *e;
 	int recorded, status = event_get(handle, &e);
@@ -291,12 +296,13 @@ int vnpu_stream_wait_event(struct vnpu_stream stream, struct vnpu_event handle)
 
 int vnpu_event_destroy(struct vnpu_event handle)
 {
+	VNPU_TRACE_API();
 	int status = vnpu_rt_enter();
 	struct vnpu_obj *obj;
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_EVENT);
+	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_EVENT, __builtin_return_address(0));
 	if (!obj)
 		return vnpu_set_status(VNPU_ERROR_INVALID_HANDLE);
 	vnpu_obj_put(obj);

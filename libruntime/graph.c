@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "graph.h"
+#include "trace.h"
 
 #define GRAPH_ALIGN 64u
 #define MAX_LANES 16u
@@ -374,7 +375,7 @@ static void destroy_event(struct vnpu_event ev)
 
 	if (!ev.handle)
 		return;
-	obj = vnpu_handle_remove(ev.handle, VNPU_OBJ_EVENT);
+	obj = vnpu_handle_remove(ev.handle, VNPU_OBJ_EVENT, NULL);
 	vnpu_obj_put(obj);
 }
 
@@ -1067,9 +1068,10 @@ static int graph_build(struct graph_obj *g, const void *data, size_t size,
 					    "the model imports no operator set");
 		goto out;
 	}
-	if (b.opset < 7 || b.opset > 17) {
+	/* Each operator's mapping names its own first operator set. */
+	if (b.opset < 1 || b.opset > 17) {
 		status = graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-				    "operator set %lld not supported (7 to 17 are)", (long long)b.opset);
+				    "operator set %lld not supported (1 to 17 are)", (long long)b.opset);
 		goto out;
 	}
 	g->info.opset = b.opset;
@@ -1142,6 +1144,7 @@ out:
 int vnpu_graph_load(struct vnpu_context ctx, const void *data, size_t size,
 		    const struct vnpu_graph_options *opts, struct vnpu_graph *graph)
 {
+	VNPU_TRACE_API();
 	struct vnpu_graph_options defaults = { 0 };
 	uint64_t start = now_ns();
 	struct graph_obj *g;
@@ -1291,12 +1294,13 @@ int vnpu_graph_memory_report(struct vnpu_graph handle, struct vnpu_graph_memory 
 
 int vnpu_graph_destroy(struct vnpu_graph handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_obj *obj;
 	int status = vnpu_rt_enter();
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_GRAPH);
+	obj = vnpu_handle_remove(handle.handle, VNPU_OBJ_GRAPH, __builtin_return_address(0));
 	if (!obj)
 		return vnpu_set_status(VNPU_ERROR_INVALID_HANDLE);
 	vnpu_obj_put(obj);
@@ -1469,6 +1473,7 @@ int vnpu_graph_run(struct vnpu_graph handle, const struct vnpu_stream *streams,
 		   uint32_t num_streams, const struct vnpu_host_tensor *inputs,
 		   struct vnpu_host_tensor *outputs)
 {
+	VNPU_TRACE_API();
 	int batched[MAX_LANES] = { 0 };
 	struct gworkspace *ws;
 	struct graph_obj *g;

@@ -1281,30 +1281,43 @@ static int op_constant(struct gbuild *b, struct gnode *n)
 	return VNPU_SUCCESS;
 }
 
+/*
+ * @first_opset: the earliest operator set whose definition of the operator
+ * the mapping implements. Most operators changed at 7 (numpy broadcasting,
+ * no consumed_inputs); a few are unchanged since 1.
+ */
 struct op_map {
 	const char *name;
 	int (*map)(struct gbuild *b, struct gnode *n);
+	int64_t first_opset;
 };
 
 static const struct op_map ops[] = {
-	{ "Add", op_binary_t }, { "Sub", op_binary_t }, { "Mul", op_binary_t },
-	{ "Div", op_binary_t },
-	{ "Relu", op_unary_t }, { "Exp", op_unary_t }, { "Sigmoid", op_unary_t },
-	{ "Tanh", op_unary_t },
-	{ "Softmax", op_softmax_t },
-	{ "ReduceSum", op_reduce_t }, { "ReduceMean", op_reduce_t }, { "ReduceMax", op_reduce_t },
-	{ "Gemm", op_gemm }, { "MatMul", op_matmul }, { "Transpose", op_transpose },
-	{ "Reshape", op_reshape }, { "Flatten", op_flatten }, { "Squeeze", op_squeeze },
-	{ "Unsqueeze", op_unsqueeze }, { "Identity", op_identity }, { "Constant", op_constant },
-	{ "Conv", op_conv }, { "MaxPool", op_pool }, { "AveragePool", op_pool },
-	{ "GlobalAveragePool", op_global_average_pool_t },
-	{ "BatchNormalization", op_batchnorm },
+	{ "Add", op_binary_t, 7 }, { "Sub", op_binary_t, 7 }, { "Mul", op_binary_t, 7 },
+	{ "Div", op_binary_t, 7 },
+	{ "Relu", op_unary_t, 7 }, { "Exp", op_unary_t, 7 }, { "Sigmoid", op_unary_t, 7 },
+	{ "Tanh", op_unary_t, 7 },
+	{ "Softmax", op_softmax_t, 7 },
+	{ "ReduceSum", op_reduce_t, 7 }, { "ReduceMean", op_reduce_t, 7 },
+	{ "ReduceMax", op_reduce_t, 7 },
+	{ "Gemm", op_gemm, 7 }, { "MatMul", op_matmul, 7 }, { "Transpose", op_transpose, 1 },
+	{ "Reshape", op_reshape, 7 }, { "Flatten", op_flatten, 7 }, { "Squeeze", op_squeeze, 7 },
+	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
+	{ "Constant", op_constant, 7 },
+	{ "Conv", op_conv, 7 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
+	{ "GlobalAveragePool", op_global_average_pool_t, 1 },
+	{ "BatchNormalization", op_batchnorm, 7 },
 };
 
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(ops[i].name, n->np->op_type))
+		if (!strcmp(ops[i].name, n->np->op_type)) {
+			if (b->opset < ops[i].first_opset)
+				return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+						 "operator set %lld not supported for this operator (%lld to 17 are)",
+						 (long long)b->opset, (long long)ops[i].first_opset);
 			return ops[i].map(b, n);
+		}
 	return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "operator not supported");
 }

@@ -32,6 +32,18 @@ static uint64_t make_handle(unsigned int type, uint32_t generation, uint32_t ind
 	       (uint64_t)(index + 1);
 }
 
+static const char *const type_names[] = {
+	[VNPU_OBJ_CONTEXT] = "context", [VNPU_OBJ_STREAM] = "stream", [VNPU_OBJ_EVENT] = "event",
+	[VNPU_OBJ_POOL] = "pool", [VNPU_OBJ_DATA_CACHE] = "data cache", [VNPU_OBJ_COMM] = "communicator",
+	[VNPU_OBJ_GRAPH] = "graph",
+};
+
+static const char *type_name(unsigned int type)
+{
+	return type < sizeof(type_names) / sizeof(type_names[0]) && type_names[type] ?
+	       type_names[type] : "object";
+}
+
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type)
 {
 	uint32_t index;
@@ -61,6 +73,8 @@ int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type)
 	obj->type = type;
 	obj->handle = make_handle(type, slots[index].generation, index);
 	pthread_mutex_unlock(&table_lock);
+	vnpu_log_site(obj->created_by, "create %s 0x%llx", type_name(type),
+		      (unsigned long long)obj->handle);
 	return VNPU_SUCCESS;
 }
 
@@ -105,7 +119,35 @@ int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
 	return *obj ? VNPU_SUCCESS : VNPU_ERROR_INVALID_HANDLE;
 }
 
-struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type)
+int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
+			   struct vnpu_obj **obj, int *ref)
+{
+	pthread_mutex_t *lock = NULL;
+	struct slot *s;
+	int status = vnpu_rt_enter();
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	pthread_mutex_lock(&table_lock);
+	s = find_locked(handle, type);
+	if (s) {
+		*obj = s->obj;
+		lock = (pthread_mutex_t *)((char *)s->obj + lock_offset);
+		/* Never wait for it here: its holder may want table_lock. */
+		*ref = pthread_mutex_trylock(lock) != 0;
+		if (*ref)
+			atomic_fetch_add(&s->obj->refs, 1);
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (!s)
+		return VNPU_ERROR_INVALID_HANDLE;
+	if (*ref)
+		pthread_mutex_lock(lock);
+	return VNPU_SUCCESS;
+}
+
+/* @caller: return address of the destroying API call, NULL if the runtime's own. */
+struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *caller)
 {
 	struct vnpu_obj *obj = NULL;
 	struct slot *s;
@@ -120,6 +162,9 @@ struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type)
 		first_free = (uint32_t)(s - slots) + 1;
 	}
 	pthread_mutex_unlock(&table_lock);
+	if (obj)
+		vnpu_log_site(caller, "destroy %s 0x%llx", type_name(type),
+			      (unsigned long long)handle);
 	return obj;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 /* Elements of an array of @rows rows of @cols with leading dimension @ld. */
 static int extent(uint32_t rows, uint32_t cols, uint32_t ld, uint64_t *elems)
@@ -277,6 +278,8 @@ static int launch_args(struct vnpu_stream handle, const struct vnpu_kernel *k,
 
 int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
 {
+	VNPU_TRACE_API();
+
 	if (!k)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	return launch_args(handle, k, NULL, "vnpu_launch_kernel");
@@ -284,6 +287,8 @@ int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
 
 int vnpu_launch_tensor(struct vnpu_stream handle, const struct vnpu_tensor *t)
 {
+	VNPU_TRACE_API();
+
 	if (!t)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	return launch_args(handle, NULL, t, "vnpu_launch_tensor");

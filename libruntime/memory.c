@@ -14,6 +14,7 @@
 #include <xf86drm.h>
 
 #include "runtime.h"
+#include "trace.h"
 
 /* Index of the first allocation whose devptr is >= @devptr; under ctx->lock. */
 static size_t lower_bound_locked(struct vnpu_ctx *ctx, uint64_t devptr)
@@ -72,6 +73,8 @@ void vnpu_alloc_release(struct vnpu_ctx *ctx, struct vnpu_alloc *a)
 		munmap(a->host, a->size);
 	close_gem(ctx->fd, a->gem_handle);
 	free(a);
+	if (vnpu_tracing)
+		vnpu_trace_memory(ctx);
 }
 
 /* Creates a buffer and maps it if host-pinned. */
@@ -113,6 +116,8 @@ int vnpu_alloc_create(struct vnpu_ctx *ctx, uint64_t size, uint32_t bo_flags,
 		a->host = p;
 	}
 	*out = a;
+	if (vnpu_tracing)
+		vnpu_trace_memory(ctx);
 	return VNPU_SUCCESS;
 }
 
@@ -138,16 +143,22 @@ static int ctx_alloc(struct vnpu_context handle, uint64_t size, uint32_t flags,
 		else
 			*out = a;
 	}
-	vnpu_log(status == VNPU_SUCCESS ? VNPU_LOG_DEBUG : VNPU_LOG_WARN,
-		 "context 0x%llx: allocate %llu bytes%s: %s", (unsigned long long)handle.handle,
-		 (unsigned long long)size, bo_flags & DRM_VNPU_BO_HOST ? " host-pinned" : "",
-		 vnpu_status_name(status));
+	if (status == VNPU_SUCCESS)
+		vnpu_log_site(caller, "context 0x%llx: allocate %s0x%llx, %llu bytes",
+			      (unsigned long long)handle.handle,
+			      bo_flags & DRM_VNPU_BO_HOST ? "host-pinned " : "",
+			      (unsigned long long)a->devptr, (unsigned long long)a->size);
+	else
+		vnpu_log(VNPU_LOG_WARN, "context 0x%llx: allocate %llu bytes%s: %s",
+			 (unsigned long long)handle.handle, (unsigned long long)size,
+			 bo_flags & DRM_VNPU_BO_HOST ? " host-pinned" : "", vnpu_status_name(status));
 	vnpu_ctx_put(ctx);
 	return status;
 }
 
 int vnpu_malloc(struct vnpu_context ctx, uint64_t size, uint32_t flags, uint64_t *devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_alloc *a = NULL;
 	int status;
 
@@ -161,6 +172,7 @@ int vnpu_malloc(struct vnpu_context ctx, uint64_t size, uint32_t flags, uint64_t
 
 int vnpu_malloc_host(struct vnpu_context ctx, size_t size, uint32_t flags, void **ptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_alloc *a = NULL;
 	int status;
 
@@ -198,7 +210,7 @@ static struct vnpu_alloc *take_locked(struct vnpu_ctx *ctx, uint64_t devptr, con
 	return NULL;
 }
 
-static int ctx_free(struct vnpu_context handle, uint64_t devptr, const void *host)
+static int ctx_free(struct vnpu_context handle, uint64_t devptr, const void *host, void *caller)
 {
 	struct vnpu_alloc *a = NULL;
 	struct vnpu_ctx *ctx;
@@ -209,24 +221,32 @@ static int ctx_free(struct vnpu_context handle, uint64_t devptr, const void *hos
 	pthread_mutex_lock(&ctx->lock);
 	a = take_locked(ctx, devptr, host);
 	pthread_mutex_unlock(&ctx->lock);
-	if (a)
+	if (a) {
+		vnpu_log_site(caller, "context 0x%llx: free %s0x%llx, %llu bytes",
+			      (unsigned long long)handle.handle, host ? "host-pinned " : "",
+			      (unsigned long long)a->devptr, (unsigned long long)a->size);
 		vnpu_alloc_release(ctx, a);
-	else
+	} else {
 		status = VNPU_ERROR_INVALID_VALUE;
+	}
 	vnpu_ctx_put(ctx);
 	return status;
 }
 
 int vnpu_free(struct vnpu_context ctx, uint64_t devptr)
 {
-	return vnpu_set_status(ctx_free(ctx, devptr, NULL));
+	VNPU_TRACE_API();
+
+	return vnpu_set_status(ctx_free(ctx, devptr, NULL, __builtin_return_address(0)));
 }
 
 int vnpu_free_host(struct vnpu_context ctx, void *ptr)
 {
+	VNPU_TRACE_API();
+
 	if (!ptr)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	return vnpu_set_status(ctx_free(ctx, 0, ptr));
+	return vnpu_set_status(ctx_free(ctx, 0, ptr, __builtin_return_address(0)));
 }
 
 void vnpu_ctx_free_allocs(struct vnpu_ctx *ctx)

@@ -9,14 +9,16 @@
  * distinct lifetime endpoints. The lower bound is the largest total of
  * sizes live in one section.
  *
- * Greedy stage: greedy by size and greedy by breadth (Pisarchyk & Lee,
- * "Efficient Memory Management for Deep Neural Net Inference", 2020), both
- * placing each buffer into the smallest gap among the already placed
- * buffers whose lifetimes overlap it. The overlapping placed buffers are
- * found with a segment tree over sections (those alive at the buffer's
- * first section) plus the list of buffers sorted by first section (those
- * starting inside its lifetime), so a run costs about the number of
- * overlapping pairs, not n^2.
+ * Greedy stage: the skyline greedy (below) and, while the overlapping
+ * pairs are few enough to make them cheap, greedy by size and greedy by
+ * breadth (Pisarchyk & Lee, "Efficient Memory Management for Deep Neural
+ * Net Inference", 2020), placing each buffer into the smallest gap among
+ * the already placed buffers whose lifetimes overlap it. The overlapping
+ * placed buffers are found with a segment tree over sections (those alive
+ * at the buffer's first section) plus the list of buffers sorted by first
+ * section (those starting inside its lifetime), so a run costs about the
+ * number of overlapping pairs. The skyline greedy costs O(n log^2 n)
+ * whatever the overlaps.
  *
  * Search stage, for small instances: a depth-first branch and bound over
  * canonical plans in the spirit of MiniMalloc (Moffitt, ASPLOS 2024):
@@ -26,8 +28,9 @@
  * gap another buffer must fill first is skipped (dominance); a section
  * whose floor plus the unplaced sizes it must still hold exceeds the
  * target prunes the node. Several preorders run round robin with growing
- * node limits. For large instances the search is a randomized greedy:
- * perturbed size orders, first and best fit, within the time limit.
+ * node limits. For large instances the search runs skyline plans of other
+ * and of randomly perturbed preorders, and perturbed size orders through
+ * the classic greedy when it is cheap, within the time limit.
  *
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.
@@ -42,12 +45,28 @@
 #define PLAN_DEFAULT_TIME_MS 2000
 /* Largest instance the branch and bound runs on. */
 #define PLAN_SEARCH_MAX 2048
+/* A plan run that ran out of time (never kept: above any real arena). */
+#define PLAN_ABORTED (UINT64_MAX - 1)
+/* Most overlapping pairs for which the best strategy runs the classic greedies. */
+#define PLAN_CLASSIC_MAX_PAIRS 20000000ull
 
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The search budget counts the planning thread's CPU time: a loaded
+ * machine does not cut the search short, it only takes longer.
+ */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -222,6 +241,9 @@ struct plan {
 	uint32_t nsec;
 	uint64_t *sec_total;	/* live total per section */
 	uint64_t lower_bound, naive;
+	uint64_t *peak;		/* largest section total over the lifetime */
+	uint32_t *peak_sec;	/* earliest section holding it */
+	uint64_t pairs;		/* overlapping pairs */
 	/* overlap queries */
 	uint32_t *by_first;	/* buffers sorted by t0 */
 	uint32_t *first_start;	/* nsec + 1 entries: start in by_first */
@@ -271,6 +293,8 @@ static void plan_free(struct plan *p)
 	free(p->tmp);
 	free(p->tmp2);
 	free(p->ids);
+	free(p->peak);
+	free(p->peak_sec);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -355,6 +379,22 @@ static int plan_init(struct plan *p, const struct vnpu_plan_buffer *bufs, size_t
 		for (size_t i = 0; i < n; i++)
 			p->by_first[fill[p->t0[i]]++] = (uint32_t)i;
 		free(fill);
+	}
+	/* Overlapping pairs: buffers starting before i ends, less those ended. */
+	{
+		uint32_t *ended = calloc(p->nsec + 2, sizeof(*ended));
+		uint64_t sum = 0;
+
+		if (!ended)
+			goto oom;
+		for (size_t i = 0; i < n; i++)
+			ended[p->t1[i] + 1]++;
+		for (uint32_t s = 0; s <= p->nsec; s++)
+			ended[s + 1] += ended[s];
+		for (size_t i = 0; i < n; i++)
+			sum += p->first_start[p->t1[i]] - ended[p->t0[i] + 1];
+		p->pairs = (sum - n) / 2;
+		free(ended);
 	}
 	free(diff);
 	diff = NULL;
@@ -473,15 +513,18 @@ enum fit { FIT_BEST, FIT_FIRST };
 /*
  * Places the buffers in @order, each into the smallest (FIT_BEST) or lowest
  * (FIT_FIRST) gap among the placed buffers it overlaps. Returns the arena,
- * or UINT64_MAX when out of memory; stops early once above @cutoff.
+ * or UINT64_MAX when out of memory; stops early once above @cutoff, and
+ * with PLAN_ABORTED after @deadline (0: none).
  */
 static uint64_t greedy_place(struct plan *p, const uint32_t *order,
-			     enum fit fit, uint64_t *off, uint64_t cutoff)
+			     enum fit fit, uint64_t *off, uint64_t cutoff, uint64_t deadline)
 {
 	uint64_t arena = 0;
 
 	plan_reset(p);
 	for (size_t i = 0; i < p->n; i++) {
+		if (deadline && !(i & 255) && cpu_ns() > deadline)
+			return PLAN_ABORTED;
 		uint32_t id = order[i];
 		size_t k = plan_overlaps(p, id, p->ids);
 		uint64_t size = p->size[id], a = p->align[id];
@@ -530,6 +573,429 @@ static int plan_alloc_tmp(struct plan *p)
 	return p->tmp && p->tmp2 ? 0 : -1;
 }
 
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 256;
+	void *nv;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	nv = realloc(*v, c * elem);
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+/* --- skyline greedy ------------------------------------------------------------ */
+
+/*
+ * The skyline greedy is the branch and bound below without backtracking,
+ * organised like skyline strip packing. The skyline is the top of the
+ * placed buffers in every section, kept as a list of runs of sections of
+ * equal height. Each step takes the lowest run (the leftmost of equal
+ * ones): the unplaced buffer of best preorder rank whose lifetime lies
+ * inside it goes at its bottom; if none fits, nothing ever will below the
+ * lower neighbour's height, so the run rises to it and merges. Offsets
+ * thus only grow, as in the canonical plans of the search.
+ *
+ * The runs are a linked list with a heap of (height, start) entries,
+ * checked when popped. "Best rank inside [L, R)" (lifetime starting at or
+ * after L and ending at or before R) is a merge-sort tree: the buffers
+ * sorted by first section, and at every level blocks of them sorted by
+ * last section, each block with a min-rank segment tree from which placed
+ * buffers are removed. A query or removal costs O(log^2 n); at most
+ * about 3n steps, so a run is O(n log^2 n) whatever the overlaps.
+ */
+struct sky_run {
+	uint64_t height;
+	uint32_t start, end;	/* sections [start, end) */
+	uint32_t prev, next;	/* SKY_NONE at the ends */
+	uint32_t alive;
+};
+
+struct sky_ent {
+	uint64_t height;
+	uint32_t start, run;
+};
+
+#define SKY_NONE UINT32_MAX
+
+struct sky {
+	uint32_t levels, width;	/* width: power of two >= n */
+	uint32_t *t0s;		/* first section, sorted (by_first order) */
+	uint32_t *last;		/* [level][i]: last section, blocks sorted */
+	uint32_t *where;	/* [level][q]: i holding point q */
+	uint32_t *tree;		/* [level][2 * width]: min rank per block */
+	uint32_t *rank_of;	/* point q's rank in the preorder */
+	uint32_t *point_of;	/* buffer id -> point q */
+	uint32_t *tmp;
+	struct sky_run *run;
+	size_t run_n, run_cap;
+	struct sky_ent *heap;
+	size_t heap_n, heap_cap;
+};
+
+static void sky_free(struct sky *k)
+{
+	free(k->t0s);
+	free(k->last);
+	free(k->where);
+	free(k->tree);
+	free(k->rank_of);
+	free(k->point_of);
+	free(k->tmp);
+	free(k->run);
+	free(k->heap);
+	memset(k, 0, sizeof(*k));
+}
+
+static int sky_init(struct sky *k, const struct plan *p)
+{
+	size_t w, cells;
+
+	memset(k, 0, sizeof(*k));
+	k->width = 1;
+	while (k->width < p->n)
+		k->width <<= 1;
+	while ((1u << k->levels) <= k->width)
+		k->levels++;
+	w = k->width;
+	cells = w * k->levels;
+	k->t0s = malloc((p->n + 1) * sizeof(*k->t0s));
+	k->last = malloc(cells * sizeof(*k->last));
+	k->where = malloc(cells * sizeof(*k->where));
+	k->tree = malloc(2 * cells * sizeof(*k->tree));
+	k->rank_of = malloc(w * sizeof(*k->rank_of));
+	k->tmp = malloc(2 * w * sizeof(*k->tmp));
+	k->point_of = malloc((p->n + 1) * sizeof(*k->point_of));
+	if (!k->t0s || !k->last || !k->where || !k->tree || !k->rank_of || !k->tmp ||
+	    !k->point_of) {
+		sky_free(k);
+		return -1;
+	}
+	for (size_t q = 0; q < p->n; q++) {
+		k->t0s[q] = p->t0[p->by_first[q]];
+		k->point_of[p->by_first[q]] = (uint32_t)q;
+	}
+	/*
+	 * The merge sort by last section does not depend on the preorder:
+	 * build it once. tmp holds, per level, the point at every index.
+	 */
+	{
+		uint32_t *at = k->tmp, *nat = k->tmp + w;
+
+		for (size_t q = 0; q < w; q++) {
+			at[q] = (uint32_t)q;
+			k->last[q] = q < p->n ? p->t1[p->by_first[q]] : UINT32_MAX;
+			k->where[q] = (uint32_t)q;
+		}
+		for (uint32_t lv = 1; lv < k->levels; lv++) {
+			const uint32_t *pl = k->last + (lv - 1) * w;
+			uint32_t *cl = k->last + lv * w, *cw = k->where + lv * w;
+			size_t half = (size_t)1 << (lv - 1);
+
+			for (size_t b = 0; b < w; b += 2 * half) {
+				size_t i = b, j = b + half, o = b;
+
+				while (i < b + half || j < b + 2 * half) {
+					int left = j >= b + 2 * half ||
+						   (i < b + half && pl[i] <= pl[j]);
+					size_t from = left ? i++ : j++;
+
+					cl[o] = pl[from];
+					nat[o++] = at[from];
+				}
+			}
+			for (size_t i = 0; i < w; i++)
+				cw[nat[i]] = (uint32_t)i;
+			memcpy(at, nat, w * sizeof(*at));
+		}
+	}
+	return 0;
+}
+
+/* Fills the min-rank trees for @order (rank -> buffer id). */
+static void sky_rank(struct sky *k, const struct plan *p, const uint32_t *order)
+{
+	size_t w = k->width;
+	uint32_t *inv = k->tmp;		/* buffer id -> rank */
+
+	for (size_t r = 0; r < p->n; r++)
+		inv[order[r]] = (uint32_t)r;
+	for (size_t q = 0; q < w; q++)
+		k->rank_of[q] = q < p->n ? inv[p->by_first[q]] : UINT32_MAX;
+	for (uint32_t lv = 0; lv < k->levels; lv++) {
+		size_t bs = (size_t)1 << lv;
+		uint32_t *t = k->tree + 2 * lv * w;
+
+		for (size_t q = 0; q < w; q++) {
+			size_t i = k->where[lv * w + q], b = i >> lv;
+
+			t[2 * b * bs + bs + (i - b * bs)] = k->rank_of[q];
+		}
+		for (size_t b = 0; b < w; b += bs) {
+			uint32_t *bt = t + 2 * b;
+
+			for (size_t node = bs - 1; node >= 1; node--)
+				bt[node] = bt[2 * node] < bt[2 * node + 1] ?
+					   bt[2 * node] : bt[2 * node + 1];
+		}
+	}
+}
+
+static void sky_remove(struct sky *k, uint32_t q)
+{
+	size_t w = k->width;
+
+	for (uint32_t lv = 0; lv < k->levels; lv++) {
+		size_t bs = (size_t)1 << lv, i = k->where[lv * w + q], b = i >> lv;
+		uint32_t *bt = k->tree + 2 * lv * w + 2 * b * bs;
+		size_t node = bs + (i - b * bs);
+		uint32_t gone = bt[node];
+
+		bt[node] = UINT32_MAX;
+		/* Ranks are distinct: only the nodes whose minimum it was change. */
+		for (node >>= 1; node && bt[node] == gone; node >>= 1)
+			bt[node] = bt[2 * node] < bt[2 * node + 1] ? bt[2 * node] : bt[2 * node + 1];
+	}
+}
+
+/* Best rank among block (@lv, @b)'s buffers whose last section is <= @hi. */
+static uint32_t sky_block_best(const struct sky *k, uint32_t lv, size_t b, uint32_t hi)
+{
+	size_t bs = (size_t)1 << lv, lo = 0, cnt = bs;
+	const uint32_t *last = k->last + lv * k->width + b * bs;
+	const uint32_t *bt = k->tree + 2 * lv * k->width + 2 * b * bs;
+	uint32_t best = UINT32_MAX;
+
+	while (lo < cnt) {
+		size_t mid = lo + (cnt - lo) / 2;
+
+		if (last[mid] <= hi)
+			lo = mid + 1;
+		else
+			cnt = mid;
+	}
+	/* Min over leaves [0, lo). */
+	for (size_t l = bs, r = bs + lo; l < r; l >>= 1, r >>= 1) {
+		if ((l & 1) && bt[l++] < best)
+			best = bt[l - 1];
+		if ((r & 1) && bt[--r] < best)
+			best = bt[r];
+	}
+	return best;
+}
+
+/* Best rank of an unplaced buffer living inside sections [lo, hi). */
+static uint32_t sky_query(const struct sky *k, const struct plan *p, uint32_t lo, uint32_t hi)
+{
+	size_t a = 0, cnt = p->n, l, r;
+	uint32_t best = UINT32_MAX;
+
+	while (a < cnt) {
+		size_t mid = a + (cnt - a) / 2;
+
+		if (k->t0s[mid] < lo)
+			a = mid + 1;
+		else
+			cnt = mid;
+	}
+	l = a;
+	r = k->width;
+	for (uint32_t lv = 0; l < r; lv++, l >>= 1, r >>= 1) {
+		uint32_t v;
+
+		if (l & 1) {
+			v = sky_block_best(k, lv, l++, hi);
+			if (v < best)
+				best = v;
+		}
+		if (r & 1) {
+			v = sky_block_best(k, lv, --r, hi);
+			if (v < best)
+				best = v;
+		}
+	}
+	return best;
+}
+
+static int sky_push(struct sky *k, uint32_t run)
+{
+	struct sky_ent e = { k->run[run].height, k->run[run].start, run };
+	size_t i;
+
+	if (grow((void **)&k->heap, &k->heap_cap, k->heap_n + 1, sizeof(*k->heap)))
+		return -1;
+	i = k->heap_n++;
+	while (i) {
+		size_t up = (i - 1) / 2;
+		const struct sky_ent *u = &k->heap[up];
+
+		if (u->height < e.height || (u->height == e.height && u->start <= e.start))
+			break;
+		k->heap[i] = *u;
+		i = up;
+	}
+	k->heap[i] = e;
+	return 0;
+}
+
+static void sky_pop(struct sky *k)
+{
+	struct sky_ent v = k->heap[--k->heap_n];
+	size_t i = 0, n = k->heap_n;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && (k->heap[c + 1].height < k->heap[c].height ||
+				  (k->heap[c + 1].height == k->heap[c].height &&
+				   k->heap[c + 1].start < k->heap[c].start)))
+			c++;
+		if (v.height < k->heap[c].height ||
+		    (v.height == k->heap[c].height && v.start <= k->heap[c].start))
+			break;
+		k->heap[i] = k->heap[c];
+		i = c;
+	}
+	if (n)
+		k->heap[i] = v;
+}
+
+static int sky_new_run(struct sky *k, uint64_t height, uint32_t start, uint32_t end,
+		       uint32_t *out)
+{
+	if (grow((void **)&k->run, &k->run_cap, k->run_n + 1, sizeof(*k->run)))
+		return -1;
+	k->run[k->run_n] = (struct sky_run){ height, start, end, SKY_NONE, SKY_NONE, 1 };
+	*out = (uint32_t)k->run_n++;
+	return 0;
+}
+
+/* Sets run @r's height, merges it with equal neighbours and queues it. */
+static int sky_set(struct sky *k, uint32_t r, uint64_t height)
+{
+	struct sky_run *run = k->run;
+	uint32_t n = run[r].next, pv = run[r].prev;
+
+	run[r].height = height;
+	if (n != SKY_NONE && run[n].height == height) {
+		run[r].end = run[n].end;
+		run[r].next = run[n].next;
+		if (run[n].next != SKY_NONE)
+			run[run[n].next].prev = r;
+		run[n].alive = 0;
+	}
+	if (pv != SKY_NONE && run[pv].height == height) {
+		run[r].start = run[pv].start;
+		run[r].prev = run[pv].prev;
+		if (run[pv].prev != SKY_NONE)
+			run[run[pv].prev].next = r;
+		run[pv].alive = 0;
+	}
+	return sky_push(k, r);
+}
+
+/* Links a new run [start, end) at @height before (@after 0) or after run @r. */
+static int sky_split(struct sky *k, uint32_t r, int after, uint32_t start, uint32_t end)
+{
+	uint32_t nr;
+
+	if (sky_new_run(k, k->run[r].height, start, end, &nr))
+		return -1;
+	if (after) {
+		k->run[nr].prev = r;
+		k->run[nr].next = k->run[r].next;
+		if (k->run[r].next != SKY_NONE)
+			k->run[k->run[r].next].prev = nr;
+		k->run[r].next = nr;
+	} else {
+		k->run[nr].next = r;
+		k->run[nr].prev = k->run[r].prev;
+		if (k->run[r].prev != SKY_NONE)
+			k->run[k->run[r].prev].next = nr;
+		k->run[r].prev = nr;
+	}
+	return sky_push(k, nr);
+}
+
+/*
+ * Places the buffers by the skyline rule, @order giving the preorder.
+ * Returns the arena, UINT64_MAX when out of memory; stops early once
+ * above @cutoff, and with PLAN_ABORTED after @deadline (0: none).
+ */
+static uint64_t skyline_place(const struct plan *p, struct sky *k,
+			      const uint32_t *order, uint64_t *off, uint64_t cutoff,
+			      uint64_t deadline)
+{
+	uint64_t arena = 0, steps = 0;
+	size_t left = p->n;
+	uint32_t r;
+
+	sky_rank(k, p, order);
+	k->run_n = 0;
+	k->heap_n = 0;
+	if (sky_new_run(k, 0, 0, p->nsec, &r) || sky_push(k, r))
+		return UINT64_MAX;
+	while (left) {
+		struct sky_ent e;
+		struct sky_run *v;
+		uint32_t best, id;
+		uint64_t top;
+
+		if (!k->heap_n)
+			return UINT64_MAX;	/* cannot happen: all fit at the top */
+		if (deadline && !(++steps & 1023) && cpu_ns() > deadline)
+			return PLAN_ABORTED;
+		e = k->heap[0];
+		sky_pop(k);
+		v = &k->run[e.run];
+		if (!v->alive || v->height != e.height || v->start != e.start)
+			continue;
+		r = e.run;
+		best = sky_query(k, p, v->start, v->end);
+		if (best == UINT32_MAX) {
+			/* Nothing fits: rise to the lower neighbour. */
+			uint64_t h = UINT64_MAX;
+
+			if (v->prev != SKY_NONE)
+				h = k->run[v->prev].height;
+			if (v->next != SKY_NONE && k->run[v->next].height < h)
+				h = k->run[v->next].height;
+			if (h == UINT64_MAX || sky_set(k, r, h))
+				return UINT64_MAX;
+			continue;
+		}
+		id = order[best];
+		off[id] = align_up(v->height, p->align[id]);
+		top = off[id] + p->size[id];
+		if (top > arena)
+			arena = top;
+		if (arena > cutoff)
+			return arena;
+		sky_remove(k, k->point_of[id]);
+		left--;
+		if (p->t0[id] > v->start &&
+		    sky_split(k, r, 0, v->start, p->t0[id]))
+			return UINT64_MAX;
+		v = &k->run[r];	/* the array may have moved */
+		if (p->t1[id] < v->end && sky_split(k, r, 1, p->t1[id], v->end))
+			return UINT64_MAX;
+		v = &k->run[r];
+		v->start = p->t0[id];
+		v->end = p->t1[id];
+		if (sky_set(k, r, top))
+			return UINT64_MAX;
+	}
+	return arena;
+}
+
 /* --- orders ---------------------------------------------------------------------- */
 
 struct key {
@@ -567,27 +1033,26 @@ static void order_by_size(const struct plan *p, struct key *keys, uint32_t *orde
 }
 
 /*
- * Greedy by breadth processes the sections by decreasing live total and,
- * in each, the unplaced buffers by decreasing size. A buffer is thus
- * placed with the first processed section it lives in: its section of
- * largest total, ties to the earliest. Sorting buffers by (that total,
- * that section, size) gives the same order in O(n log n).
+ * Each buffer's peak: the largest section total over its lifetime and the
+ * earliest section holding it (sparse table of argmax).
  */
-static int order_by_breadth(const struct plan *p, struct key *keys, uint32_t *order)
+static int plan_peaks(struct plan *p)
 {
 	uint32_t levels = 0;
 	uint32_t **sp;
+	int status = -1;
 
+	p->peak = malloc((p->n + 1) * sizeof(*p->peak));
+	p->peak_sec = malloc((p->n + 1) * sizeof(*p->peak_sec));
 	while ((1u << levels) <= p->nsec)
 		levels++;
 	sp = calloc(levels + 1, sizeof(*sp));
-	if (!sp)
-		return -1;
-	/* Sparse table of argmax (earliest on ties). */
+	if (!sp || !p->peak || !p->peak_sec)
+		goto out;
 	for (uint32_t l = 0; l < levels; l++) {
 		sp[l] = malloc((p->nsec + 1) * sizeof(**sp));
 		if (!sp[l])
-			goto oom;
+			goto out;
 		for (uint32_t s = 0; s + (1u << l) <= p->nsec; s++) {
 			if (!l) {
 				sp[l][s] = s;
@@ -607,19 +1072,31 @@ static int order_by_breadth(const struct plan *p, struct key *keys, uint32_t *or
 		a = sp[l][l0];
 		b = sp[l][p->t1[i] - (1u << l)];
 		m = p->sec_total[b] > p->sec_total[a] ? b : a;
-		keys[i] = (struct key){ p->sec_total[m], UINT64_MAX - m, p->size[i],
-					(uint32_t)i };
+		p->peak[i] = p->sec_total[m];
+		p->peak_sec[i] = m;
 	}
+	status = 0;
+out:
+	if (sp)
+		for (uint32_t l = 0; l < levels; l++)
+			free(sp[l]);
+	free(sp);
+	return status;
+}
+
+/*
+ * Greedy by breadth processes the sections by decreasing live total and,
+ * in each, the unplaced buffers by decreasing size. A buffer is thus
+ * placed with the first processed section it lives in: its peak section,
+ * ties to the earliest. Sorting buffers by (peak, peak section, size)
+ * gives the same order in O(n log n).
+ */
+static void order_by_breadth(const struct plan *p, struct key *keys, uint32_t *order)
+{
+	for (size_t i = 0; i < p->n; i++)
+		keys[i] = (struct key){ p->peak[i], UINT64_MAX - p->peak_sec[i],
+					p->size[i], (uint32_t)i };
 	sort_keys(keys, p->n, order);
-	for (uint32_t l = 0; l < levels; l++)
-		free(sp[l]);
-	free(sp);
-	return 0;
-oom:
-	for (uint32_t l = 0; l < levels; l++)
-		free(sp[l]);
-	free(sp);
-	return -1;
 }
 
 static uint64_t rng_next(uint64_t *s)
@@ -687,23 +1164,6 @@ struct mm {
 	uint64_t nodes, nodes_left, deadline;
 };
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 256;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	nv = realloc(*v, c * elem);
-	if (!nv)
-		return -1;
-	*v = nv;
-	*cap = c;
-	return 0;
-}
-
 static int mm_log_push(struct mm_log **log, size_t *n, size_t *cap,
 		       uint32_t idx, uint64_t old)
 {
@@ -752,7 +1212,7 @@ static int mm_search(struct mm *m, size_t part, size_t pn, uint32_t slo,
 	if (!m->nodes_left)
 		return MM_LIMIT;
 	m->nodes_left--;
-	if (!(++m->nodes & 255) && now_ns() > m->deadline)
+	if (!(++m->nodes & 255) && cpu_ns() > m->deadline)
 		return MM_TIMEOUT;
 	if (grow((void **)&m->ord, &m->ord_cap, base + on, sizeof(*m->ord)))
 		return MM_NOMEM;
@@ -1082,7 +1542,7 @@ static int mm_init(struct mm *m, struct plan *p)
 }
 
 /* Preorders, as key letters: T section total, W lifetime, A area, Z size. */
-static const char *const mm_heuristics[] = { "TWA", "TAW", "WAT" };
+static const char *const mm_heuristics[] = { "TWA", "TAW" };
 
 /* Solves the partitions separated by cuts no buffer crosses. */
 static int mm_solve_all(struct mm *m)
@@ -1154,6 +1614,8 @@ const char *vnpu_plan_strategy_name(unsigned int strategy)
 		return "breadth";
 	case VNPU_PLAN_BEST:
 		return "best";
+	case VNPU_PLAN_SKYLINE:
+		return "skyline";
 	default:
 		return NULL;
 	}
@@ -1190,29 +1652,91 @@ static void keep(struct best *best, const uint64_t *off, uint64_t arena, size_t 
 	}
 }
 
-/* Randomized greedy: perturbed size orders, both fits, until the deadline. */
-static int random_greedy(struct plan *p, struct key *keys, uint32_t *order,
-			 uint64_t *off, struct best *best, uint64_t target,
-			 uint64_t deadline, uint64_t seed, uint64_t *iters)
+/* Preorders of the skyline greedy (the search's key letters). */
+enum { SKY_TWA, SKY_ZWT, SKY_AWT, SKY_WTZ, SKY_ORDERS };
+
+/*
+ * Sorts by preorder @variant; with @rng, the first key gets a random
+ * relative noise of up to 2^-@shift.
+ */
+static void order_skyline(const struct plan *p, struct key *keys, uint32_t *order,
+			  int variant, uint64_t *rng, unsigned int shift)
 {
-	uint64_t rng = seed ^ 0x5eedull;
+	for (size_t i = 0; i < p->n; i++) {
+		uint64_t w = p->in[i].last - p->in[i].first, z = p->size[i];
+		uint64_t a = w > UINT64_MAX / z ? UINT64_MAX : w * z, t = p->peak[i];
+		struct key k;
 
-	while (best->arena > target && now_ns() < deadline) {
-		uint64_t r = rng_next(&rng);
-		/* noise of up to 1/2^shift of the size */
-		unsigned int shift = 1 + (unsigned int)(r % 6);
-		enum fit fit = (r >> 8) & 1 ? FIT_FIRST : FIT_BEST;
-		uint64_t arena;
-
-		for (size_t i = 0; i < p->n; i++) {
-			uint64_t s = p->size[i], noise = rng_next(&rng);
-			uint64_t span = s >> shift;
-
-			keys[i] = (struct key){ s + (span ? noise % (span + 1) : 0),
-						p->t1[i] - p->t0[i], noise, (uint32_t)i };
+		switch (variant) {
+		case SKY_ZWT:
+			k = (struct key){ z, w, t, (uint32_t)i };
+			break;
+		case SKY_AWT:
+			k = (struct key){ a, w, t, (uint32_t)i };
+			break;
+		case SKY_WTZ:
+			k = (struct key){ w, t, z, (uint32_t)i };
+			break;
+		default:
+			k = (struct key){ t, w, a, (uint32_t)i };
 		}
-		sort_keys(keys, p->n, order);
-		arena = greedy_place(p, order, fit, off, best->arena);
+		if (rng) {
+			uint64_t span = k.k1 >> shift, noise = rng_next(rng);
+
+			if (span && k.k1 <= UINT64_MAX - span)
+				k.k1 += noise % (span + 1);
+			k.k3 = noise;
+		}
+		keys[i] = k;
+	}
+	sort_keys(keys, p->n, order);
+}
+
+/*
+ * Improvement stage for instances too large for the branch and bound,
+ * until the deadline: the other skyline preorders, then randomly
+ * perturbed ones, alternating with perturbed size orders through the
+ * classic greedy when @classic (it is cheap). Returns -1 when out of
+ * memory.
+ */
+static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
+			 uint32_t *order, uint64_t *off, struct best *best,
+			 uint64_t target, uint64_t deadline, uint64_t seed,
+			 int classic, uint64_t *iters)
+{
+	uint64_t rng = seed ^ 0x5eedull, arena;
+
+	for (int v = 1; v < SKY_ORDERS && best->arena > target && cpu_ns() < deadline; v++) {
+		order_skyline(p, keys, order, v, NULL, 0);
+		arena = skyline_place(p, sky, order, off, best->arena, deadline);
+		if (arena == UINT64_MAX)
+			return -1;
+		keep(best, off, arena, p->n);
+		(*iters)++;
+	}
+	while (best->arena > target && cpu_ns() < deadline) {
+		uint64_t r = rng_next(&rng);
+
+		if (classic && (r >> 16) & 1) {
+			/* Size order with noise of up to 1/2^shift of the size. */
+			unsigned int shift = 1 + (unsigned int)(r % 6);
+			enum fit fit = (r >> 8) & 1 ? FIT_FIRST : FIT_BEST;
+
+			for (size_t i = 0; i < p->n; i++) {
+				uint64_t s = p->size[i], noise = rng_next(&rng);
+				uint64_t span = s >> shift;
+
+				keys[i] = (struct key){ s + (span ? noise % (span + 1) : 0),
+							p->t1[i] - p->t0[i], noise, (uint32_t)i };
+			}
+			sort_keys(keys, p->n, order);
+			arena = greedy_place(p, order, fit, off, best->arena, deadline);
+		} else {
+			unsigned int shift = 2 + (unsigned int)(r % 8);
+
+			order_skyline(p, keys, order, (int)((r >> 8) % SKY_ORDERS), &rng, shift);
+			arena = skyline_place(p, sky, order, off, best->arena, deadline);
+		}
 		if (arena == UINT64_MAX)
 			return -1;
 		keep(best, off, arena, p->n);
@@ -1230,6 +1754,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	uint32_t *order = NULL;
 	uint64_t *off = NULL;
 	struct best best = { UINT64_MAX, NULL };
+	struct sky sky = { 0 };
+	int classic;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity;
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
@@ -1253,26 +1779,42 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	if (!keys || !order || !off || !best.off || plan_alloc_tmp(&p))
 		goto out;
 
-	if (opts->strategy != VNPU_PLAN_GREEDY_BY_BREADTH) {
-		order_by_size(&p, keys, order);
-		keep(&best, off, greedy_place(&p, order, FIT_BEST, off, UINT64_MAX), n);
-	}
-	if (opts->strategy != VNPU_PLAN_GREEDY_BY_SIZE) {
-		if (order_by_breadth(&p, keys, order))
+	if (plan_peaks(&p))
+		goto out;
+	if (opts->strategy == VNPU_PLAN_BEST || opts->strategy == VNPU_PLAN_SKYLINE) {
+		if (sky_init(&sky, &p))
 			goto out;
-		keep(&best, off, greedy_place(&p, order, FIT_BEST, off, UINT64_MAX), n);
+		order_skyline(&p, keys, order, SKY_TWA, NULL, 0);
+		keep(&best, off, skyline_place(&p, &sky, order, off, UINT64_MAX, 0), n);
+	}
+	/*
+	 * The classic greedy plans cost about the overlapping pairs; the best
+	 * strategy runs them only while that stays cheap.
+	 */
+	classic = opts->strategy == VNPU_PLAN_GREEDY_BY_SIZE ||
+		  opts->strategy == VNPU_PLAN_GREEDY_BY_BREADTH ||
+		  (opts->strategy == VNPU_PLAN_BEST && best.arena > p.lower_bound &&
+		   p.pairs <= PLAN_CLASSIC_MAX_PAIRS);
+	if (classic && opts->strategy != VNPU_PLAN_GREEDY_BY_BREADTH) {
+		order_by_size(&p, keys, order);
+		keep(&best, off, greedy_place(&p, order, FIT_BEST, off, UINT64_MAX, 0), n);
+	}
+	if (classic && opts->strategy != VNPU_PLAN_GREEDY_BY_SIZE &&
+	    best.arena > p.lower_bound) {
+		order_by_breadth(&p, keys, order);
+		keep(&best, off, greedy_place(&p, order, FIT_BEST, off, UINT64_MAX, 0), n);
 	}
 	if (best.arena == UINT64_MAX)
 		goto out;
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > p.lower_bound) {
+	if (classic && opts->strategy == VNPU_PLAN_BEST && best.arena > p.lower_bound) {
 		order_by_size(&p, keys, order);
-		keep(&best, off, greedy_place(&p, order, FIT_FIRST, off, UINT64_MAX), n);
+		keep(&best, off, greedy_place(&p, order, FIT_FIRST, off, UINT64_MAX, 0), n);
 	}
 	stats->greedy_size = best.arena;
 
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
-	deadline = now_ns() + time_ms * 1000000ull;
+	deadline = cpu_ns() + time_ms * 1000000ull;
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/*
@@ -1282,10 +1824,10 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			uint64_t lo = target, hi = best.arena;
 			int first = 1;
 
-			while (lo < hi && now_ns() < deadline) {
+			for (uint64_t t = cpu_ns(); lo < hi && t < deadline; t = cpu_ns()) {
 				uint64_t mid = first ? lo : lo + (hi - lo) / 2;
-				uint64_t left = deadline - now_ns();
-				uint64_t dl = cap ? deadline : now_ns() + (first ? left / 2 : left / 3);
+				uint64_t left = deadline - t;
+				uint64_t dl = cap ? deadline : t + (first ? left / 2 : left / 3);
 				int r = bb_run(&p, mid, dl, off, &nodes);
 
 				first = 0;
@@ -1303,8 +1845,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 					lo = mid + 1;
 				}
 			}
-		} else if (random_greedy(&p, keys, order, off, &best, target,
-					 deadline, opts->seed, &nodes)) {
+		} else if (improve_large(&p, &sky, keys, order, off, &best, target,
+					 deadline, opts->seed, classic, &nodes)) {
 			goto out;
 		}
 	}
@@ -1337,6 +1879,7 @@ out:
 	free(order);
 	free(off);
 	free(best.off);
+	sky_free(&sky);
 	plan_free(&p);
 	return status;
 }

@@ -6,6 +6,7 @@
  * is one device allocation of the pool's context; a fence is a point of a
  * stream's timeline, polled with a syncobj query and never guessed.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 
 #include "pool_core.h"
 #include "runtime.h"
+#include "trace.h"
 
 struct vnpu_pool_obj {
 	struct vnpu_obj obj;
@@ -94,6 +96,9 @@ static void pool_release(struct vnpu_obj *obj)
 {
 	struct vnpu_pool_obj *pool = (struct vnpu_pool_obj *)obj;
 
+	/* A call that found the pool without a reference may still hold it. */
+	pthread_mutex_lock(&pool->lock);
+	pthread_mutex_unlock(&pool->lock);
 	pc_destroy(&pool->core);
 	pthread_mutex_destroy(&pool->lock);
 	vnpu_ctx_put(pool->ctx);
@@ -192,7 +197,7 @@ int vnpu_ctx_default_pool_obj(struct vnpu_ctx *ctx, struct vnpu_pool_obj **out)
 	atomic_fetch_add(&pool->obj.refs, 1);
 	winner = link_pool(ctx, pool, 1);
 	if (winner) {
-		vnpu_obj_put(vnpu_handle_remove(pool->obj.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(vnpu_handle_remove(pool->obj.handle, VNPU_OBJ_POOL, NULL));
 		vnpu_obj_put(&pool->obj);
 		pool = winner;
 	}
@@ -236,7 +241,7 @@ void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx)
 	while (pools) {
 		struct vnpu_pool_obj *next = pools->next;
 
-		vnpu_obj_put(vnpu_handle_remove(pools->obj.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(vnpu_handle_remove(pools->obj.handle, VNPU_OBJ_POOL, NULL));
 		pools = next;
 	}
 }
@@ -253,6 +258,7 @@ static int pool_get(struct vnpu_pool handle, struct vnpu_pool_obj **pool)
 
 int vnpu_pool_create(struct vnpu_context handle, uint32_t flags, struct vnpu_pool *out)
 {
+	VNPU_TRACE_API();
 	struct vnpu_pool_obj *pool;
 	struct vnpu_ctx *ctx;
 	int status;
@@ -273,6 +279,7 @@ int vnpu_pool_create(struct vnpu_context handle, uint32_t flags, struct vnpu_poo
 
 int vnpu_pool_destroy(struct vnpu_pool handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_pool_obj *pool;
 	int status = pool_get(handle, &pool);
 
@@ -284,7 +291,8 @@ int vnpu_pool_destroy(struct vnpu_pool handle)
 	}
 	/* A racing destroy, or the context's teardown, may have taken it already. */
 	if (unlink_pool(pool->ctx, pool))
-		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_POOL));
+		vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_POOL,
+						 __builtin_return_address(0)));
 	vnpu_obj_put(&pool->obj);
 	return VNPU_SUCCESS;
 }
@@ -376,15 +384,38 @@ int vnpu_pool_get_attr(struct vnpu_pool handle, int attr, uint64_t *value)
 	return vnpu_set_status(status);
 }
 
+/* Allocation under pool->lock, held by the caller. */
+static int pool_alloc_locked(struct vnpu_pool_obj *pool, uint64_t size,
+			     struct vnpu_stream_obj *s, uint64_t *devptr)
+{
+	if (s && s->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	return pc_alloc(&pool->core, size, s, devptr);
+}
+
+/* Free under pool->lock, held by the caller. */
+static int pool_free_locked(struct vnpu_pool_obj *pool, uint64_t devptr,
+			    struct vnpu_stream_obj *s)
+{
+	if (s && s->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	if (!s) {
+		struct pc_block *b = pc_find(&pool->core, devptr);
+
+		/* No stream given: the one it was allocated on, if any. */
+		if (b)
+			s = b->alloc_stream;
+	}
+	return pc_free(&pool->core, devptr, s, s ? vnpu_stream_point(s) : 0);
+}
+
 int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_stream_obj *s,
 			uint64_t *devptr)
 {
 	int status;
 
-	if (s && s->ctx != pool->ctx)
-		return VNPU_ERROR_WRONG_CONTEXT;
 	pthread_mutex_lock(&pool->lock);
-	status = pc_alloc(&pool->core, size, s, devptr);
+	status = pool_alloc_locked(pool, size, s, devptr);
 	pthread_mutex_unlock(&pool->lock);
 	return status;
 }
@@ -393,19 +424,30 @@ int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_
 {
 	int status;
 
-	if (s && s->ctx != pool->ctx)
-		return VNPU_ERROR_WRONG_CONTEXT;
 	pthread_mutex_lock(&pool->lock);
-	if (!s) {
-		struct pc_block *b = pc_find(&pool->core, devptr);
-
-		/* No stream given: the one it was allocated on, if any. */
-		if (b)
-			s = b->alloc_stream;
-	}
-	status = pc_free(&pool->core, devptr, s, s ? vnpu_stream_point(s) : 0);
+	status = pool_free_locked(pool, devptr, s);
 	pthread_mutex_unlock(&pool->lock);
 	return status;
+}
+
+/* The pool of @handle with its lock held; put @ref after unlocking. */
+static int pool_lock(struct vnpu_pool handle, struct vnpu_pool_obj **pool, int *ref)
+{
+	struct vnpu_obj *obj;
+	int status = vnpu_obj_lookup_locked(handle.handle, VNPU_OBJ_POOL,
+					    offsetof(struct vnpu_pool_obj, lock), &obj, ref);
+
+	if (status == VNPU_SUCCESS)
+		*pool = (struct vnpu_pool_obj *)obj;
+	return status;
+}
+
+static void pool_unlock(struct vnpu_pool_obj *pool, int ref)
+{
+	pthread_mutex_unlock(&pool->lock);
+	/* Without a reference, @pool may be gone from here on. */
+	if (ref)
+		vnpu_obj_put(&pool->obj);
 }
 
 /* The stream of @handle, NULL for { 0 }. */
@@ -415,48 +457,57 @@ static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s
 	return handle.handle ? vnpu_stream_get(handle, s) : VNPU_SUCCESS;
 }
 
+/*
+ * The allocation fast path: the stream is looked up first (that takes the
+ * handle table's lock, never taken under a pool's lock), then the pool is
+ * found and locked in one step, without a reference.
+ */
 int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
 		     uint64_t *devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
-	int status;
+	int status, ref;
 
 	if (!size || !devptr)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	status = pool_get(handle, &pool);
+	status = optional_stream(stream, &s);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	status = optional_stream(stream, &s);
+	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = vnpu_pool_obj_alloc(pool, size, s, devptr);
-		if (s)
-			vnpu_obj_put(&s->obj);
+		status = pool_alloc_locked(pool, size, s, devptr);
+		pool_unlock(pool, ref);
 	}
-	vnpu_obj_put(&pool->obj);
+	if (s)
+		vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
 
 int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream stream)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
-	int status = pool_get(handle, &pool);
+	int status, ref;
 
+	status = optional_stream(stream, &s);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	status = optional_stream(stream, &s);
+	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = vnpu_pool_obj_free(pool, devptr, s);
-		if (s)
-			vnpu_obj_put(&s->obj);
+		status = pool_free_locked(pool, devptr, s);
+		pool_unlock(pool, ref);
 	}
-	vnpu_obj_put(&pool->obj);
+	if (s)
+		vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
 
 int vnpu_malloc_async(struct vnpu_stream stream, uint64_t size, uint64_t *devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
 	int status;
@@ -516,6 +567,7 @@ static struct vnpu_pool_obj *pool_of(struct vnpu_ctx *ctx, uint64_t devptr)
 
 int vnpu_free_async(struct vnpu_stream stream, uint64_t devptr)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
 	int status = vnpu_stream_get(stream, &s);
@@ -535,6 +587,7 @@ int vnpu_free_async(struct vnpu_stream stream, uint64_t devptr)
 
 int vnpu_pool_trim(struct vnpu_pool handle, uint64_t keep)
 {
+	VNPU_TRACE_API();
 	struct vnpu_pool_obj *pool;
 	int status = pool_get(handle, &pool);
 

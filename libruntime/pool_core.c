@@ -7,6 +7,8 @@
  * the first bin that has one, splitting off the rest. Freed blocks merge
  * with free neighbours of the same segment when their fences agree (none,
  * or the same stream's); pc_poll_fences() merges the rest once done.
+ * Small unfenced frees first go to a quick list (pool_core.h), which the
+ * slow paths flush into the bins.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -260,6 +262,9 @@ static struct pc_block *hash_take(struct pc_pool *p, uint64_t addr)
 
 /* --- segments --------------------------------------------------------------- */
 
+static void quick_flush(struct pc_pool *p);
+static struct pc_block *coalesce(struct pc_pool *p, struct pc_block *b);
+
 static void seg_release(struct pc_pool *p, struct pc_segment *seg)
 {
 	struct pc_block *b = seg->first;
@@ -282,7 +287,7 @@ static void seg_release(struct pc_pool *p, struct pc_segment *seg)
 
 static int seg_is_free(const struct pc_segment *seg)
 {
-	return seg->first->free && !seg->first->next;
+	return seg->first->free && !seg->first->next && seg->first->bin != PC_BIN_QUICK;
 }
 
 /*
@@ -307,6 +312,7 @@ static void release_free_segments(struct pc_pool *p, uint64_t keep, int keep_cac
 
 void pc_trim(struct pc_pool *p, uint64_t keep)
 {
+	quick_flush(p);
 	pc_poll_fences(p);
 	release_free_segments(p, keep, 0);
 }
@@ -363,6 +369,65 @@ static int seg_create(struct pc_pool *p, uint64_t rounded, int kind, struct pc_b
 		p->c.peak_reserved = p->c.reserved;
 	*out = b;
 	return VNPU_SUCCESS;
+}
+
+/* --- quick lists ------------------------------------------------------------ */
+
+/* Returns every quick-listed block to the bins, merged with its neighbours. */
+static void quick_flush(struct pc_pool *p)
+{
+	if (!p->quick_bytes)
+		return;
+	for (int bin = 0; bin < PC_NUM_BINS; bin++) {
+		while (p->quick[bin]) {
+			struct pc_block *b = p->quick[bin];
+
+			p->quick[bin] = b->lnext;
+			b->lnext = NULL;
+			b->bin = -1;
+			bin_insert(p, coalesce(p, b));
+		}
+		p->quick_count[bin] = 0;
+	}
+	p->quick_bytes = 0;
+}
+
+/* A quick-listed block of exactly @rounded bytes, unlinked, or NULL. */
+static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded)
+{
+	int bin = size_bin(rounded);
+
+	for (struct pc_block **link = &p->quick[bin]; *link; link = &(*link)->lnext) {
+		struct pc_block *b = *link;
+
+		if (b->size != rounded)
+			continue;
+		*link = b->lnext;
+		b->lnext = NULL;
+		b->bin = -1;
+		p->quick_count[bin]--;
+		p->quick_bytes -= b->size;
+		return b;
+	}
+	return NULL;
+}
+
+/* Keeps freed block @b whole for the next request of its size, if it may. */
+static int quick_put(struct pc_pool *p, struct pc_block *b)
+{
+	int bin = size_bin(b->size);
+
+	if (b->seg->kind != PC_SMALL || b->fence_stream ||
+	    p->quick_count[bin] >= PC_QUICK_DEPTH ||
+	    p->quick_bytes + b->size > PC_QUICK_BYTES)
+		return 0;
+	b->bin = PC_BIN_QUICK;
+	b->lprev = NULL;
+	b->lnext = p->quick[bin];
+	p->quick[bin] = b;
+	p->quick_count[bin]++;
+	p->quick_bytes += b->size;
+	return 1;
 }
 
 /* --- allocation ------------------------------------------------------------- */
@@ -425,7 +490,7 @@ static int take_block(struct pc_pool *p, struct pc_block *b, uint64_t rounded, u
 		bin_remove(p, b);
 		b->size = rounded;
 		bin_insert(p, r);
-	} else {
+	} else if (b->bin >= 0) {
 		bin_remove(p, b);
 	}
 	/* Usable by @stream: either no fence, done, or @stream's own (ordered). */
@@ -484,7 +549,17 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 	if (!rounded || !addr)
 		return VNPU_ERROR_INVALID_VALUE;
 	kind = kind_of(p, rounded);
-	b = find_block(p, rounded, kind, stream);
+	b = kind == PC_SMALL ? quick_take(p, rounded) : NULL;
+	if (b) {
+		p->c.quick_hits++;
+	} else {
+		b = find_block(p, rounded, kind, stream);
+		if (!b && p->quick_bytes) {
+			/* The quick lists may hold what merges into a fit. */
+			quick_flush(p);
+			b = find_block(p, rounded, kind, stream);
+		}
+	}
 	if (b) {
 		p->c.cache_hits++;
 	} else {
@@ -497,6 +572,7 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 				b = find_block(p, rounded, kind, stream);
 			}
 			if (!b) {
+				quick_flush(p);
 				release_free_segments(p, 0, 0);
 				status = seg_create(p, rounded, kind, &b);
 				if (status != VNPU_SUCCESS)
@@ -521,7 +597,8 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
  */
 static int mergeable(const struct pc_block *a, const struct pc_block *b)
 {
-	return a && b && a->free && b->free && a->fence_stream == b->fence_stream;
+	return a && b && a->free && b->free && a->fence_stream == b->fence_stream &&
+	       a->bin != PC_BIN_QUICK && b->bin != PC_BIN_QUICK;
 }
 
 /* Merges free block @b into its free predecessor @a (both out of the bins). */
@@ -581,10 +658,12 @@ int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point)
 	p->c.num_frees++;
 	b->free = 1;
 	b->requested = 0;
-	b = coalesce(p, b);
-	bin_insert(p, b);
-	if (p->c.reserved - p->c.allocated > p->cfg.release_threshold)
+	if (!quick_put(p, b))
+		bin_insert(p, coalesce(p, b));
+	if (p->c.reserved - p->c.allocated > p->cfg.release_threshold) {
+		quick_flush(p);
 		release_free_segments(p, p->cfg.release_threshold, 1);
+	}
 	return VNPU_SUCCESS;
 }
 
@@ -610,6 +689,8 @@ void pc_poll_fences(struct pc_pool *p)
 
 void pc_usage(struct pc_pool *p, struct pc_usage *u)
 {
+	/* Merged, so that the largest free block is the real one. */
+	quick_flush(p);
 	memset(u, 0, sizeof(*u));
 	for (struct pc_segment *seg = p->segments; seg; seg = seg->next) {
 		for (struct pc_block *b = seg->first; b; b = b->next) {
@@ -664,6 +745,9 @@ void pc_destroy(struct pc_pool *p)
 	p->hash_size = 0;
 	p->hash_count = 0;
 	memset(p->bins, 0, sizeof(p->bins));
+	memset(p->quick, 0, sizeof(p->quick));
+	memset(p->quick_count, 0, sizeof(p->quick_count));
+	p->quick_bytes = 0;
 	p->c.reserved = 0;
 	p->c.allocated = 0;
 	p->c.requested = 0;

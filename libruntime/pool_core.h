@@ -32,6 +32,16 @@
 #define PC_OVERSIZE_SLACK (20ULL << 20)
 
 #define PC_NUM_BINS 256
+/*
+ * Freed small blocks without a fence stay whole in a per-bin LIFO, up to
+ * this many per bin and PC_QUICK_BYTES in all, for the next request of
+ * the same size: no split, no merge, no bin search. Slow paths (a bin
+ * miss, trim, release, stats, snapshot) first return them to the bins.
+ */
+#define PC_QUICK_DEPTH 4
+#define PC_QUICK_BYTES (4ULL << 20)
+/* pc_block.bin of a block in a quick list. */
+#define PC_BIN_QUICK (-2)
 
 /*
  * Kinds of blocks, each with its own segments and bins: small requests,
@@ -72,13 +82,13 @@ struct pc_block {
 	uint64_t requested;		/* bytes asked for, allocated blocks */
 	struct pc_segment *seg;
 	struct pc_block *prev, *next;	/* neighbours in the segment, by address */
-	struct pc_block *lprev, *lnext;	/* bin list (free) */
+	struct pc_block *lprev, *lnext;	/* bin list (free); lnext: quick list */
 	struct pc_block *hnext;		/* hash chain (allocated) */
 	void *alloc_stream;		/* stream it was allocated on, or NULL */
 	void *fence_stream;		/* free: work of this stream may still use it */
 	uint64_t fence_point;
 	int free;
-	int bin;			/* bin index while free, -1 otherwise */
+	int bin;			/* bin index while free, PC_BIN_QUICK, -1 */
 };
 
 struct pc_segment {
@@ -105,6 +115,7 @@ struct pc_counters {
 	uint64_t oom_retries;
 	uint64_t oom_failures;
 	uint64_t cache_hits;		/* allocations served without a new segment */
+	uint64_t quick_hits;		/* of which from a quick list */
 	uint64_t fence_waits;		/* blocking waits for a fence (OOM path) */
 	uint64_t bad_frees;		/* frees of addresses that are not live blocks */
 };
@@ -115,6 +126,9 @@ struct pc_pool {
 	struct pc_segment *segments;
 	uint64_t next_segment_id;
 	struct pc_block *bins[PC_KINDS][PC_NUM_BINS];	/* free blocks */
+	struct pc_block *quick[PC_NUM_BINS];	/* whole freed small blocks */
+	uint8_t quick_count[PC_NUM_BINS];
+	uint64_t quick_bytes;
 	struct pc_block **hash;			/* allocated blocks by address */
 	size_t hash_size;			/* power of two */
 	size_t hash_count;

@@ -30,7 +30,8 @@ enum vnpu_obj_type {
 	VNPU_OBJ_EVENT = 3,
 	VNPU_OBJ_POOL = 4,
 	VNPU_OBJ_DATA_CACHE = 5,
-	VNPU_OBJ_GRAPH = 6,
+	VNPU_OBJ_COMM = 6,
+	VNPU_OBJ_GRAPH = 7,
 };
 
 /*
@@ -76,6 +77,9 @@ struct vnpu_ctx {
 	struct vnpu_pool_obj *default_pool;
 	struct vnpu_pool_obj *pools;
 	struct vnpu_data_cache_obj *caches;
+	/* Under lock: contexts this one may access (vnpu_ctx_enable_peer_access()). */
+	uint64_t *peers;
+	size_t num_peers;
 };
 
 /* A buffer a stream's job still uses, released once the job's point is reached. */
@@ -129,7 +133,18 @@ int vnpu_set_status(int status);
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type);
 struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type);
 int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
-struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type);
+/*
+ * The fast path of calls that do all their work under one mutex of the
+ * object, at @lock_offset in it: the live object @handle names, returned
+ * with that mutex held. The mutex is taken while the table still holds the
+ * object, so no reference is needed (*@ref = 0) unless it was busy
+ * (*@ref = 1: one was taken; put it after unlocking). Objects looked up
+ * this way must take and drop that mutex in their release before freeing.
+ * Lock order: table_lock, then the object's mutex, only ever tried.
+ */
+int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
+			   struct vnpu_obj **obj, int *ref);
+struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *caller);
 void vnpu_obj_put(struct vnpu_obj *obj);
 unsigned int vnpu_handle_for_each(unsigned int type, void (*fn)(struct vnpu_obj *, void *),
 				  void *arg);
@@ -187,10 +202,41 @@ int vnpu_ctx_free_device(struct vnpu_ctx *ctx, uint64_t devptr);
 /* Whether [devptr, devptr+size) lies inside one allocation of the context. */
 int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size);
 
+/* topology.c */
+int vnpu_rt_link(uint32_t device, uint32_t peer, struct vnpu_link *link);
+/* Whether @ctx enabled peer access to @peer. */
+int vnpu_ctx_peer_enabled(struct vnpu_ctx *ctx, struct vnpu_ctx *peer);
+
+/* copy.c: a copy from another context's memory, with no peer-access check. */
+int vnpu_stream_copy_peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_ctx *src_ctx,
+			  uint64_t src, size_t size, const char *op);
+/*
+ * Imports the allocation of @src_ctx holding [src, src + size) into @ctx:
+ * *@addr is @src's address in @ctx, *@handle the import to close (0 when
+ * @src_ctx is @ctx). Jobs keep the buffer alive after the close.
+ */
+int vnpu_import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t src,
+		      uint64_t size, uint64_t *addr, uint32_t *handle);
+/* Submits one command (addresses already resolved) to @s. */
+int vnpu_stream_submit_cmd(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
+			   const char *op);
+
+/* lease.c */
+/*
+ * The physical indices of the devices this process leased from the pool
+ * at VNPU_POOL_SOCKET (taking a lease first if VNPU_POOL_REQUEST asks for
+ * one), at most VNPU_LEASE_MAX_DEVICES into @out. Returns a status.
+ */
+int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count);
+/* Releases the lease vnpu_init() took for VNPU_POOL_REQUEST, if any. */
+void vnpu_lease_release_runtime(void);
+
 /* log.c */
 enum vnpu_log_level { VNPU_LOG_ERROR = 1, VNPU_LOG_WARN, VNPU_LOG_INFO, VNPU_LOG_DEBUG };
 void vnpu_log(enum vnpu_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void vnpu_describe_caller(void *addr, char *buf, size_t len);
+/* VNPU_LOG=debug: an object created or destroyed, with the call site @caller. */
+void vnpu_log_site(void *caller, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -116,6 +116,7 @@ int vnpu_stream_create_in(struct vnpu_ctx *ctx, int priority, uint32_t flags, vo
 int vnpu_stream_create(struct vnpu_context handle, int priority, uint32_t flags,
 		       struct vnpu_stream *out)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_ctx *ctx;
 	int status;
@@ -131,7 +132,7 @@ int vnpu_stream_create(struct vnpu_context handle, int priority, uint32_t flags,
 		if (status == VNPU_SUCCESS)
 			out->handle = s->obj.handle;
 		else
-			vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM));
+			vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM, NULL));
 	}
 	vnpu_ctx_put(ctx);
 	return vnpu_set_status(status);
@@ -328,6 +329,7 @@ int vnpu_stream_submit_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_c
 
 int vnpu_stream_begin_batch(struct vnpu_stream handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -350,6 +352,7 @@ int vnpu_stream_begin_batch(struct vnpu_stream handle)
 
 int vnpu_stream_end_batch(struct vnpu_stream handle)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
 
@@ -404,16 +407,13 @@ int vnpu_stream_synchronize_obj(struct vnpu_stream_obj *s, int64_t timeout_ns)
 
 int vnpu_stream_synchronize(struct vnpu_stream handle, int64_t timeout_ns)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status = vnpu_stream_get(handle, &s);
-
-	int64_t t0 = vnpu_tracing ? vnpu_trace_now() : 0;
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
 	status = vnpu_stream_synchronize_obj(s, timeout_ns);
-	if (vnpu_tracing)
-		vnpu_trace_api("vnpu_stream_synchronize", t0);
 	vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
@@ -441,6 +441,7 @@ int vnpu_stream_query(struct vnpu_stream handle)
 
 int vnpu_stream_destroy(struct vnpu_stream handle, uint32_t flags)
 {
+	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	int status;
 
@@ -456,7 +457,8 @@ int vnpu_stream_destroy(struct vnpu_stream handle, uint32_t flags)
 	if (!(flags & VNPU_DESTROY_ABORT))
 		vnpu_stream_synchronize_obj(s, -1);
 	vnpu_ctx_remove_stream(s->ctx, s);
-	vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_STREAM));
+	vnpu_obj_put(vnpu_handle_remove(handle.handle, VNPU_OBJ_STREAM,
+					 __builtin_return_address(0)));
 	vnpu_obj_put(&s->obj);
 	return VNPU_SUCCESS;
 }

@@ -10,11 +10,13 @@
  *   wrapped in two TIMESTAMP commands that write the device clock into a
  *   per-stream host-pinned buffer; slices are emitted once the job is done
  *   (seen at the next submit or synchronize, or when the stream goes);
- * - the submitting ioctl and vnpu_stream_synchronize() as slices on the
- *   calling host thread's track, with a flow arrow from each submit to the
- *   job's execution;
- * - a "memory" counter with the VRAM and host-pinned bytes the process
- *   holds (the kernel's QUOTA_GET), sampled at each submit.
+ * - every public API call that does work (VNPU_TRACE_API() in trace.h) as
+ *   a slice on the calling host thread's track, with the submitting ioctl
+ *   nested in it as a "submit" slice and a flow arrow from each submit to
+ *   the job's execution;
+ * - a "memory" counter per device with the VRAM and host-pinned bytes the
+ *   process holds (the kernel's QUOTA_GET), sampled at each submit and
+ *   each buffer created or released.
  *
  * The device clock is the host's CLOCK_MONOTONIC, so host and device
  * times share one axis. Events are written one per line with one write();
@@ -166,6 +168,17 @@ void vnpu_trace_api(const char *name, int64_t t0)
 	     "\"ts\":%.3f,\"dur\":%.3f}", name, trace_pid, gettid_cached(), us(t0), us(t1 - t0));
 }
 
+void vnpu_trace_memory(struct vnpu_ctx *ctx)
+{
+	struct drm_vnpu_quota q = { 0 };
+
+	if (!ioctl(ctx->fd, DRM_IOCTL_VNPU_QUOTA_GET, &q))
+		emit("{\"ph\":\"C\",\"name\":\"memory\",\"id\":\"%u\",\"pid\":%d,\"ts\":%.3f,"
+		     "\"args\":{\"vram_bytes\":%llu,\"host_bytes\":%llu}}", ctx->device, trace_pid,
+		     us(vnpu_trace_now()), (unsigned long long)q.used,
+		     (unsigned long long)q.host_used);
+}
+
 void vnpu_trace_stream_init(struct vnpu_stream_obj *s)
 {
 	struct vnpu_trace_stream *t = calloc(1, sizeof(*t));
@@ -235,7 +248,6 @@ void vnpu_trace_submitted(struct vnpu_stream_obj *s, const char *op, int wrapped
 			  uint64_t point, int64_t t0)
 {
 	struct vnpu_trace_stream *t = s->trace;
-	struct drm_vnpu_quota q = { 0 };
 	int tid = gettid_cached();
 	uint64_t flow = 0;
 
@@ -248,14 +260,13 @@ void vnpu_trace_submitted(struct vnpu_stream_obj *s, const char *op, int wrapped
 		t->next_slot = (t->next_slot + 1) % TRACE_SLOTS;
 		t->count++;
 	}
-	vnpu_trace_api(op, t0);
+	emit("{\"ph\":\"X\",\"cat\":\"submit\",\"name\":\"submit\",\"pid\":%d,\"tid\":%d,"
+	     "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"op\":\"%s\",\"point\":%llu}}", trace_pid, tid,
+	     us(t0), us(vnpu_trace_now() - t0), op, (unsigned long long)point);
 	if (flow)
 		emit("{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":%llu,\"pid\":%d,"
 		     "\"tid\":%d,\"ts\":%.3f}", (unsigned long long)flow, trace_pid, tid, us(t0));
-	if (!ioctl(s->ctx->fd, DRM_IOCTL_VNPU_QUOTA_GET, &q))
-		emit("{\"ph\":\"C\",\"name\":\"memory\",\"pid\":%d,\"ts\":%.3f,"
-		     "\"args\":{\"vram_bytes\":%llu,\"host_bytes\":%llu}}", trace_pid, us(t0),
-		     (unsigned long long)q.used, (unsigned long long)q.host_used);
+	vnpu_trace_memory(s->ctx);
 	vnpu_trace_collect(s, 0);
 }
 

@@ -20,6 +20,31 @@ int64_t vnpu_trace_now(void);
 /* A host API call of the calling thread from @t0 to now. */
 void vnpu_trace_api(const char *name, int64_t t0);
 
+/*
+ * VNPU_TRACE_API(): the first statement of a public runtime function
+ * makes the whole call, up to its return, a slice named after the function
+ * on the calling thread's track. Calls made inside it (other API calls,
+ * the submit) become slices nested in it.
+ */
+struct vnpu_trace_scope {
+	const char *name;
+	int64_t t0;		/* 0: tracing was off when the call began */
+};
+
+static inline void vnpu_trace_scope_end(struct vnpu_trace_scope *scope)
+{
+	if (scope->t0 && vnpu_tracing)
+		vnpu_trace_api(scope->name, scope->t0);
+}
+
+#define VNPU_TRACE_API()                                                        \
+	struct vnpu_trace_scope vnpu_trace_scope_                               \
+		__attribute__((cleanup(vnpu_trace_scope_end))) = {              \
+		__func__, vnpu_tracing ? vnpu_trace_now() : 0 }
+
+/* A "memory" counter sample: the process's bytes on @ctx's device. */
+void vnpu_trace_memory(struct vnpu_ctx *ctx);
+
 /* Stream creation and release. */
 void vnpu_trace_stream_init(struct vnpu_stream_obj *s);
 void vnpu_trace_stream_fini(struct vnpu_stream_obj *s);

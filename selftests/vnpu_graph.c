@@ -154,6 +154,12 @@ TEST_F(graph, unsupported_attribute_names_node_and_attribute)
 		       (const char *const[]){ "'grouped' (Conv)", "'group' = 2", NULL });
 }
 
+TEST_F(graph, operator_from_an_older_operator_set_is_not_supported)
+{
+	expect_refused(_metadata, self, "bad/old_opset.onnx", VNPU_ERROR_NOT_SUPPORTED,
+		       (const char *const[]){ "'old_add' (Add)", "operator set 6", NULL });
+}
+
 TEST_F(graph, missing_file_and_bad_arguments)
 {
 	struct vnpu_graph_options opts = { .flags = 1 };

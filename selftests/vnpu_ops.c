@@ -929,6 +929,7 @@ TEST_F(ops, bad_arguments)
 	BAD("batchnorm axis 2", bn, -EINVAL, t.norm.axis = 2);
 	BAD("batchnorm misaligned var", bn, -EINVAL, t.norm.var += 2);
 	BAD("batchnorm mean outside", bn, -EACCES, t.norm.mean = DRM_VNPU_HOST_BASE + (1ULL << 40));
+	BAD("batchnorm c overlaps scale", bn, -EINVAL, t.norm.scale = t.c + 16);
 	BAD("a outside", g, -EACCES, t.a = DRM_VNPU_HOST_BASE + (1ULL << 40));
 	BAD("c past the end", g, -EACCES, t.c = self->b.addr + BUF_SIZE - 64);
 	BAD("stride past the end", g, -EACCES, t.stride_a[0] = 1u << 22);

@@ -145,7 +145,7 @@ TEST_F(vnpu, get_param_rejects_nonzero_flags)
 }
 
 /* First driver ioctl number the uAPI does not define; bump with new ioctls. */
-#define VNPU_FIRST_UNUSED_IOCTL (DRM_VNPU_QUEUE_INFO + 1)
+#define VNPU_FIRST_UNUSED_IOCTL (DRM_VNPU_TOPOLOGY + 1)
 
 TEST_F(vnpu, unknown_ioctl_is_enotty)
 {

@@ -6,8 +6,11 @@
  * driver: copies on block addresses, reuse, stream-ordered reuse across two
  * streams proven with DELAY work and event state (never timings), OOM
  * retry on a small device, bad input, the JSON snapshot, data cache hits,
- * eviction behind queued readers, and teardown with everything live.
+ * eviction behind queued readers, teardown with everything live, and a
+ * pool destroyed while other threads allocate from it.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,6 +298,68 @@ TEST_F(pool, bad_input_is_refused_and_changes_nothing)
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(os, y));
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_destroy(other, 0));
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, y));
+}
+
+struct pool_user {
+	struct vnpu_pool pool;
+	atomic_int *calls;	/* calls made by all threads */
+	int bad;		/* a status other than success or a stale handle */
+	int stale;		/* calls refused with VNPU_ERROR_INVALID_HANDLE */
+	int last;		/* status of the last allocation */
+};
+
+/* Allocates and frees until the pool is gone (bounded). */
+static void *pool_user_run(void *arg)
+{
+	struct pool_user *u = arg;
+	uint64_t d;
+
+	for (int i = 0; i < 4000; i++) {
+		int s = vnpu_pool_malloc(u->pool, 512 + (uint64_t)(i % 64) * 1024,
+					 (struct vnpu_stream){ 0 }, &d);
+
+		atomic_fetch_add(u->calls, 1);
+		u->last = s;
+		if (s == VNPU_SUCCESS)
+			s = vnpu_pool_free(u->pool, d, (struct vnpu_stream){ 0 });
+		if (s == VNPU_ERROR_INVALID_HANDLE)
+			u->stale++;
+		else if (s != VNPU_SUCCESS)
+			u->bad++;
+		if (u->stale > 100)
+			break;
+	}
+	return NULL;
+}
+
+TEST_F(pool, pool_destroyed_while_threads_allocate)
+{
+	enum { THREADS = 4 };
+	struct pool_user u[THREADS] = { 0 };
+	pthread_t t[THREADS];
+	atomic_int calls = 0;
+	struct vnpu_pool p;
+	uint64_t d;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_create(self->ctx, 0, &p));
+	for (int i = 0; i < THREADS; i++) {
+		u[i].pool = p;
+		u[i].calls = &calls;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, pool_user_run, &u[i]));
+	}
+	/* Let them contend for the pool's lock, then destroy it under them. */
+	for (int i = 0; i < 2000 && atomic_load(&calls) < 400; i++)
+		usleep(1000);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(p));
+	for (int i = 0; i < THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+		EXPECT_EQ(0, u[i].bad);
+	}
+	/* Every thread that ran past the destroy was refused, not crashed. */
+	EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_pool_malloc(p, 64, self->a, &d));
+	for (int i = 0; i < THREADS; i++)
+		if (u[i].stale)
+			EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, u[i].last);
 }
 
 /* On a 64 MiB device: cached segments are given back when the driver is full. */

@@ -413,8 +413,12 @@ TEST_F(st, peer_copy_between_contexts_and_devices)
 	uint64_t src = 0, dst = 0, back = 0;
 	uint32_t out[512];
 
-	/* The last device is another device when there are two. */
+	/* The last device is another device when there are two: peer access. */
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_create(last, 0, &peer_ctx));
+	if (last) {
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_enable_peer_access(peer_ctx, self->ctx, 0));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_ctx_enable_peer_access(self->ctx, peer_ctx, 0));
+	}
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, sizeof(out), 0, &src));
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(peer_ctx, sizeof(out), 0, &dst));
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32(self->ctx, src, 0x600d, 512));

@@ -15,6 +15,8 @@ packages=(
 	# Packaging: DKMS, Debian packages, man pages, C++ header test
 	dkms dh-dkms openssl debhelper dpkg-dev devscripts lintian fakeroot
 	g++ python3 groff-base man-db
+	# make debug-kernel: building linux-source-6.12
+	flex bison bc libelf-dev libssl-dev
 	# ONNX models: protobuf-c code generated from onnx.proto at build time,
 	# the ONNX backend node tests, demo models generated with python3-onnx
 	protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata

@@ -39,8 +39,10 @@ enum vnpu_status {
 	VNPU_ERROR_INVALID_CONFIG = 104,
 	VNPU_ERROR_WRONG_CONTEXT = 105,
 	VNPU_ERROR_NOT_PERMITTED = 106,
-	VNPU_ERROR_INVALID_MODEL = 107,
-	VNPU_ERROR_NOT_SUPPORTED = 108,
+	VNPU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 107,
+	VNPU_ERROR_PEER_ACCESS_NOT_ENABLED = 108,
+	VNPU_ERROR_INVALID_MODEL = 109,
+	VNPU_ERROR_NOT_SUPPORTED = 110,
 	VNPU_ERROR_NO_DEVICE = 200,
 	VNPU_ERROR_OUT_OF_HOST_MEMORY = 201,
 	VNPU_ERROR_PERMISSION_DENIED = 202,
@@ -48,6 +50,8 @@ enum vnpu_status {
 	VNPU_ERROR_QUOTA_EXCEEDED = 204,
 	VNPU_ERROR_DOES_NOT_FIT = 205,
 	VNPU_ERROR_TOO_MANY_STREAMS = 206,
+	VNPU_ERROR_POOL_UNAVAILABLE = 210,
+	VNPU_ERROR_LEASE_REFUSED = 211,
 	VNPU_NOT_READY = 300,
 	VNPU_ERROR_TIMEOUT = 301,
 	VNPU_ERROR_DEVICE_LOST = 500,
@@ -93,11 +97,24 @@ int vnpu_peek_last_error(void);
  * makes vnpu_init() fail with VNPU_ERROR_INVALID_CONFIG; an empty value
  * hides every device.
  *
+ * With VNPU_POOL_SOCKET set (the socket of vnpu-poold), the devices come
+ * from the device pool: the process sees only the devices of its leases
+ * (vnpu_lease_acquire(), or a lease its parent took and passed on with
+ * vnpu-pool lease -- COMMAND), in lease order. Without a lease, and with
+ * VNPU_POOL_REQUEST set to a lease request ("count=2,mem=64M,mode=shared,
+ * placement=spread"; see Documentation/pool.rst), vnpu_init() takes a lease
+ * itself and the last vnpu_finalize() releases it. VNPU_VISIBLE_DEVICES
+ * then selects and orders among the leased devices only.
+ *
  * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for unknown @flags;
  * VNPU_ERROR_INVALID_CONFIG for a bad VNPU_VISIBLE_DEVICES;
  * VNPU_ERROR_NO_DEVICE when no vnpu device is present (or visible);
  * VNPU_ERROR_PERMISSION_DENIED when a vnpu node exists but cannot be opened;
- * VNPU_ERROR_DRIVER_VERSION when the driver's uAPI major differs.
+ * VNPU_ERROR_DRIVER_VERSION when the driver's uAPI major differs;
+ * VNPU_ERROR_POOL_UNAVAILABLE when VNPU_POOL_SOCKET names no running pool;
+ * VNPU_ERROR_LEASE_REFUSED when the pool refused VNPU_POOL_REQUEST;
+ * VNPU_ERROR_NO_DEVICE also when the process holds no lease and asked for
+ * none.
  */
 int vnpu_init(unsigned int flags);
 
@@ -184,7 +201,8 @@ struct vnpu_context {
 
 /**
  * vnpu_ctx_create() - create a context on a device
- * @device: logical device index
+ * @device: logical device index, or VNPU_DEVICE_ANY for the device nearest
+ *	to the calling thread's CPU (vnpu_device_choose_nearest())
  * @flags: reserved, must be 0
  * @ctx: out
  *
@@ -543,9 +561,13 @@ int vnpu_memset_d32(struct vnpu_context ctx, uint64_t dst, uint32_t value, size_
  *
  * The stream's device reads the source through a dma-buf of the source
  * buffer; the runtime sets that up per call. The source must not be freed
- * before the copy is done (the driver keeps it alive if it is).
+ * before the copy is done (the driver keeps it alive if it is). When
+ * @src_ctx is on another device, the stream's context must have enabled
+ * peer access to it (vnpu_ctx_enable_peer_access()); the copy then goes
+ * over the link between the devices, at its bandwidth and latency.
  *
- * Return: as vnpu_memcpy_htod_async().
+ * Return: as vnpu_memcpy_htod_async(); VNPU_ERROR_PEER_ACCESS_NOT_ENABLED
+ * for another device without peer access.
  */
 int vnpu_memcpy_peer_async(struct vnpu_stream stream, uint64_t dst, struct vnpu_context src_ctx,
 			   uint64_t src, size_t size);
@@ -1361,21 +1383,28 @@ struct vnpu_plan_buffer {
  *	gap that fits (Pisarchyk & Lee 2020, the TFLite planner)
  * @VNPU_PLAN_GREEDY_BY_BREADTH: steps with the largest total live first,
  *	their buffers largest first, each into the smallest gap that fits
- * @VNPU_PLAN_BEST: both greedy plans, then, if the best is above the lower
- *	bound or the capacity, a search within the time limit (branch and bound
- *	over canonical plans for small instances, randomized greedy for large)
+ * @VNPU_PLAN_BEST: the skyline plan and, while cheap, both greedy plans;
+ *	then, if the best is above the lower bound or the capacity, a search
+ *	within the time limit (branch and bound over canonical plans for small
+ *	instances, skyline and greedy plans of perturbed orders for large)
+ * @VNPU_PLAN_SKYLINE: buffers placed in non-decreasing offset order, each
+ *	time the best-ranked buffer that fits on the lowest part of the
+ *	skyline of the placed ones; O(n log^2 n) whatever the overlaps
  */
 enum vnpu_plan_strategy {
 	VNPU_PLAN_GREEDY_BY_SIZE = 0,
 	VNPU_PLAN_GREEDY_BY_BREADTH = 1,
 	VNPU_PLAN_BEST = 2,
+	VNPU_PLAN_SKYLINE = 3,
 };
 
 /**
  * struct vnpu_plan_options - parameters of vnpu_plan_compute()
  * @strategy: an enum vnpu_plan_strategy
  * @capacity: arena bytes available; 0 for no limit
- * @time_limit_ms: budget of the search stage; 0 for the default (2000 ms)
+ * @time_limit_ms: budget of the search stage in CPU time of the calling
+ *	thread (a loaded machine does not cut it short); 0 for the default
+ *	(2000 ms)
  * @seed: seed of the randomized search; the same seed gives the same plan
  */
 struct vnpu_plan_options {
@@ -1456,6 +1485,382 @@ int vnpu_plan_bounds(const struct vnpu_plan_buffer *bufs, size_t count,
 
 /** vnpu_plan_strategy_name() - "size", "breadth", "best" or NULL. */
 const char *vnpu_plan_strategy_name(unsigned int strategy);
+
+/* --- Topology, peer access and collectives ------------------------------ */
+
+/** enum vnpu_link_class - how two devices are connected, nearest first */
+enum vnpu_link_class {
+	VNPU_LINK_SELF = 0,
+	VNPU_LINK_BOARD = 1,
+	VNPU_LINK_NODE = 2,
+	VNPU_LINK_SYSTEM = 3,
+};
+
+/**
+ * struct vnpu_link - the link between two devices, as the driver describes it
+ * @link_class: VNPU_LINK_SELF for a device and itself, else the nearest
+ *	group the two devices share (board, node, or only the system)
+ * @bandwidth_mbps: MB/s (10^6 bytes per second); 0 for self
+ * @latency_ns: latency of one transfer in ns; 0 for self
+ */
+struct vnpu_link {
+	enum vnpu_link_class link_class;
+	uint32_t bandwidth_mbps;
+	uint32_t latency_ns;
+};
+
+/**
+ * struct vnpu_device_location - where a device sits in the machine
+ * @numa_node: host NUMA node, -1 for none
+ * @topology_node: id of the node (group of boards) of the device
+ * @board: id of the board of the device, unique in the system
+ */
+struct vnpu_device_location {
+	int32_t numa_node;
+	uint32_t topology_node;
+	uint32_t board;
+};
+
+/**
+ * vnpu_device_get_location() - the node, board and NUMA node of a device
+ * @device: logical device index
+ * @location: out
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a bad @device or NULL
+ * @location; VNPU_ERROR_DRIVER_VERSION when the driver has no topology
+ * (uAPI before 1.4); VNPU_ERROR_DEVICE_LOST; init state errors.
+ */
+int vnpu_device_get_location(uint32_t device, struct vnpu_device_location *location);
+
+/**
+ * vnpu_device_get_topology() - the link matrix of the visible devices
+ * @count: the number of visible devices (vnpu_device_count())
+ * @links: out, @count * @count entries; links[i * @count + j] is the link
+ *	from logical device i to logical device j
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL @links or a
+ * @count other than the number of visible devices;
+ * VNPU_ERROR_DRIVER_VERSION when the driver has no topology (uAPI before
+ * 1.4); VNPU_ERROR_DEVICE_LOST; VNPU_ERROR_OUT_OF_HOST_MEMORY; init state
+ * errors.
+ */
+int vnpu_device_get_topology(uint32_t count, struct vnpu_link *links);
+
+/**
+ * vnpu_device_can_access_peer() - whether a device can reach another's memory
+ * @device: logical index of the device that would access
+ * @peer: logical index of the device whose memory would be accessed
+ * @can_access: out, 1 if vnpu_ctx_enable_peer_access() can succeed for
+ *	contexts of the two devices, else 0 (a device and itself: 0)
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a bad index or NULL
+ * @can_access; init state errors.
+ */
+int vnpu_device_can_access_peer(uint32_t device, uint32_t peer, int *can_access);
+
+/**
+ * vnpu_ctx_enable_peer_access() - let a context's device reach a peer context's memory
+ * @ctx: the context whose device accesses (the destination of
+ *	vnpu_memcpy_peer())
+ * @peer: a context on another device whose memory is accessed
+ * @flags: reserved, must be 0
+ *
+ * One direction only, per pair of contexts, as in CUDA. Copies between
+ * contexts of two different devices need it (see vnpu_memcpy_peer()); they
+ * go over the link between the devices, at its bandwidth and latency.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+ * VNPU_ERROR_INVALID_VALUE for bad @flags or two contexts of the same
+ * device (which need no peer access); VNPU_ERROR_INVALID_HANDLE;
+ * VNPU_ERROR_OUT_OF_HOST_MEMORY.
+ */
+int vnpu_ctx_enable_peer_access(struct vnpu_context ctx, struct vnpu_context peer,
+				uint32_t flags);
+
+/**
+ * vnpu_ctx_disable_peer_access() - undo vnpu_ctx_enable_peer_access()
+ * @ctx: the accessing context
+ * @peer: the accessed context
+ *
+ * Copies already queued are not affected.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_PEER_ACCESS_NOT_ENABLED;
+ * VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_ctx_disable_peer_access(struct vnpu_context ctx, struct vnpu_context peer);
+
+/* vnpu_ctx_create(): any device, the one nearest to the calling thread's CPU. */
+#define VNPU_DEVICE_ANY 0xffffffffu
+
+/**
+ * vnpu_device_choose_nearest() - the device nearest to the calling thread's CPU
+ * @device: out, a logical device index
+ *
+ * Nearest by NUMA distance between the CPU the thread runs on
+ * (sched_getcpu()) and each device's NUMA node (devices without one count
+ * as farthest); ties go to the lowest index. vnpu_ctx_create() with
+ * VNPU_DEVICE_ANY uses it.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL @device; init
+ * state errors.
+ */
+int vnpu_device_choose_nearest(uint32_t *device);
+
+/**
+ * struct vnpu_comm - a communicator handle
+ * @handle: opaque; 0 is never a valid communicator
+ *
+ * A communicator is a set of streams, one per rank, each on a different
+ * device. Collectives on it enqueue work on those streams (they return
+ * before the work is done, like any asynchronous call): synchronize the
+ * streams, or record events on them, to wait. Data moves around a ring
+ * ordered by topology: the devices of a board, then of a node, next to
+ * each other, so the ring crosses each slow link as few times as possible.
+ */
+struct vnpu_comm {
+	uint64_t handle;
+};
+
+/** enum vnpu_dtype - element type of a collective */
+enum vnpu_dtype {
+	VNPU_DTYPE_F32 = 1,
+};
+
+/** enum vnpu_reduce_op - reduction of a collective */
+enum vnpu_reduce_op {
+	VNPU_REDUCE_SUM = 1,
+};
+
+/**
+ * vnpu_comm_create() - create a communicator over streams of different devices
+ * @count: number of ranks, 1 to 64
+ * @streams: one stream per rank; rank r is @streams[r]
+ * @comm: out
+ *
+ * The communicator keeps the streams alive until it is destroyed.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL arguments, a
+ * bad @count or two streams on the same device; VNPU_ERROR_INVALID_HANDLE
+ * for a bad stream; VNPU_ERROR_DRIVER_VERSION without topology (uAPI
+ * before 1.4); VNPU_ERROR_OUT_OF_HOST_MEMORY.
+ */
+int vnpu_comm_create(uint32_t count, const struct vnpu_stream *streams, struct vnpu_comm *comm);
+
+/**
+ * vnpu_comm_destroy() - destroy a communicator
+ * @comm: the communicator
+ *
+ * Work already enqueued goes on; its scratch memory is released when done.
+ *
+ * Return: VNPU_SUCCESS or VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_comm_destroy(struct vnpu_comm comm);
+
+/**
+ * vnpu_comm_get_ring() - the order in which data travels between the ranks
+ * @comm: the communicator
+ * @count: the communicator's number of ranks
+ * @ranks: out, @count ranks; each rank receives from the one before it and
+ *	the first from the last
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL @ranks or a
+ * wrong @count; VNPU_ERROR_INVALID_HANDLE.
+ */
+int vnpu_comm_get_ring(struct vnpu_comm comm, uint32_t count, uint32_t *ranks);
+
+/**
+ * vnpu_all_reduce() - sum every rank's buffer into every rank's output
+ * @comm: the communicator
+ * @send: per rank, device address of @count elements in its stream's context
+ * @recv: per rank, device address of @count elements; may equal @send
+ * @count: elements per rank, > 0
+ * @dtype: VNPU_DTYPE_F32
+ * @op: VNPU_REDUCE_SUM
+ *
+ * Ring algorithm: a reduce-scatter then an all-gather, each of
+ * (ranks - 1) steps moving 1/ranks of the data over every ring link; the
+ * sums are computed by each device's ADD operator. Sums are added in ring
+ * order, so results can differ from another order in the last bits.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL arrays, @count
+ * 0, an unknown @dtype or @op, or a buffer outside its context's
+ * allocations; a stream's sticky error; VNPU_ERROR_INVALID_HANDLE;
+ * VNPU_ERROR_OUT_OF_DEVICE_MEMORY for the scratch space (1/ranks of the
+ * data per rank).
+ */
+int vnpu_all_reduce(struct vnpu_comm comm, const uint64_t *send, const uint64_t *recv,
+		    size_t count, enum vnpu_dtype dtype, enum vnpu_reduce_op op);
+
+/**
+ * vnpu_broadcast() - copy the root's buffer to every rank
+ * @comm: the communicator
+ * @root: the rank whose @send is copied
+ * @send: device address of @count elements of the root's context
+ * @recv: per rank, device address of @count elements (the root's may equal
+ *	@send)
+ * @count: elements, > 0
+ * @dtype: VNPU_DTYPE_F32
+ *
+ * The data goes around the ring from the root, one hop per rank.
+ *
+ * Return: as vnpu_all_reduce(); VNPU_ERROR_INVALID_VALUE for a bad @root.
+ */
+int vnpu_broadcast(struct vnpu_comm comm, uint32_t root, uint64_t send, const uint64_t *recv,
+		   size_t count, enum vnpu_dtype dtype);
+
+/**
+ * vnpu_all_gather() - every rank gets every rank's buffer, in rank order
+ * @comm: the communicator
+ * @send: per rank, device address of @count elements
+ * @recv: per rank, device address of ranks * @count elements; rank r's
+ *	data lands at element r * @count
+ * @count: elements per rank, > 0
+ * @dtype: VNPU_DTYPE_F32
+ *
+ * Return: as vnpu_all_reduce().
+ */
+int vnpu_all_gather(struct vnpu_comm comm, const uint64_t *send, const uint64_t *recv,
+		    size_t count, enum vnpu_dtype dtype);
+
+/**
+ * vnpu_reduce_scatter() - sum every rank's buffer; rank r keeps block r
+ * @comm: the communicator
+ * @send: per rank, device address of ranks * @count elements
+ * @recv: per rank, device address of @count elements: elements
+ *	r * @count .. (r + 1) * @count - 1 of the sum, for rank r
+ * @count: elements per rank, > 0
+ * @dtype: VNPU_DTYPE_F32
+ * @op: VNPU_REDUCE_SUM
+ *
+ * Needs scratch device memory of ranks * @count elements per rank.
+ *
+ * Return: as vnpu_all_reduce().
+ */
+int vnpu_reduce_scatter(struct vnpu_comm comm, const uint64_t *send, const uint64_t *recv,
+			size_t count, enum vnpu_dtype dtype, enum vnpu_reduce_op op);
+
+/*
+ * Device pool leases: the client side of vnpu-poold, the per-node device
+ * pool (Documentation/pool.rst). A lease gives the calling process some
+ * devices, exclusively or shared, with a kernel-enforced memory quota on
+ * each; it ends with vnpu_lease_release(), or when the process exits.
+ */
+
+/* Lease modes: the devices are the tenant's alone, or shared up to their memory. */
+#define VNPU_LEASE_EXCLUSIVE 0u
+#define VNPU_LEASE_SHARED 1u
+
+/* Placement of a lease of several devices. */
+#define VNPU_PLACEMENT_SAME_NODE 0u	/* all on one topology node, nearest links */
+#define VNPU_PLACEMENT_SPREAD 1u	/* on as many nodes as possible */
+#define VNPU_PLACEMENT_LEAST_LOADED 2u	/* the devices with the least memory reserved */
+#define VNPU_PLACEMENT_PACKED 3u	/* the most loaded devices that still fit */
+
+/* Most devices one lease names. */
+#define VNPU_LEASE_MAX_DEVICES 64
+
+/**
+ * struct vnpu_lease_request - what a lease asks for
+ * @count: number of devices, 1..VNPU_LEASE_MAX_DEVICES
+ * @mode: VNPU_LEASE_EXCLUSIVE or VNPU_LEASE_SHARED
+ * @placement: a VNPU_PLACEMENT_* value
+ * @flags: reserved, must be 0
+ * @memory: bytes of device memory per device, the process's hard quota
+ *	there; 0 asks for a whole device (exclusive leases only)
+ */
+struct vnpu_lease_request {
+	uint32_t count;
+	uint32_t mode;
+	uint32_t placement;
+	uint32_t flags;
+	uint64_t memory;
+};
+
+/**
+ * struct vnpu_lease - a lease handle
+ * @handle: the lease id the pool gave; 0 is never a lease
+ */
+struct vnpu_lease {
+	uint64_t handle;
+};
+
+/**
+ * struct vnpu_lease_info - a lease as the pool reports it
+ * @id: the lease id
+ * @uid: the tenant's user id
+ * @pid: the tenant's process id
+ * @mode: VNPU_LEASE_EXCLUSIVE or VNPU_LEASE_SHARED
+ * @placement: the VNPU_PLACEMENT_* it was placed with
+ * @memory: bytes per device (the quota)
+ * @count: number of devices
+ * @devices: their physical indices, @count of them, in placement order
+ * @degraded: 1 when a leased device turned unhealthy during the lease
+ */
+struct vnpu_lease_info {
+	uint64_t id;
+	uint32_t uid;
+	int32_t pid;
+	uint32_t mode;
+	uint32_t placement;
+	uint64_t memory;
+	uint32_t count;
+	uint32_t devices[VNPU_LEASE_MAX_DEVICES];
+	uint32_t degraded;
+};
+
+/**
+ * vnpu_lease_acquire() - lease devices from the device pool
+ * @socket_path: the pool's socket; NULL for VNPU_POOL_SOCKET, or
+ *	/run/vnpu/pool.sock without it
+ * @req: what to lease
+ * @lease: out, the lease
+ * @reason: out, may be NULL: on a refusal, the pool's reason in words
+ *	("2 devices requested, 1 of 4 available now ..."), NUL-terminated
+ * @reason_size: bytes at @reason
+ *
+ * The pool picks the devices, sets this process's hard and soft memory
+ * quota on each to @req->memory and keeps a connection open for the
+ * lease: it ends with vnpu_lease_release() or when the process exits. Call
+ * it before vnpu_init() with VNPU_POOL_SOCKET set, and the runtime shows
+ * the leased devices only.
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL arguments, a
+ * count of 0 or above VNPU_LEASE_MAX_DEVICES, an unknown mode, placement
+ * or flags, memory 0 for a shared lease, or a request the pool calls
+ * malformed; VNPU_ERROR_LEASE_REFUSED when the pool cannot or may not
+ * grant it (more memory than a device has, more devices than are free, a
+ * per-user limit; see @reason); VNPU_ERROR_POOL_UNAVAILABLE when no pool
+ * answers at the socket; VNPU_ERROR_OUT_OF_HOST_MEMORY.
+ */
+int vnpu_lease_acquire(const char *socket_path, const struct vnpu_lease_request *req,
+		       struct vnpu_lease *lease, char *reason, size_t reason_size);
+
+/**
+ * vnpu_lease_release() - end a lease of this process
+ * @lease: a lease from vnpu_lease_acquire()
+ *
+ * The pool clears the quotas the lease set and gives the devices to
+ * others. Release only after the runtime stopped using the devices
+ * (memory beyond the restored default quota stays allocated, but no more
+ * can be allocated).
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_HANDLE for a lease this process
+ * does not hold (or released already).
+ */
+int vnpu_lease_release(struct vnpu_lease lease);
+
+/**
+ * vnpu_lease_get_info() - ask the pool about a lease of this process
+ * @lease: a lease from vnpu_lease_acquire()
+ * @info: out
+ *
+ * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for NULL @info;
+ * VNPU_ERROR_INVALID_HANDLE for a lease this process does not hold, or
+ * one the pool no longer has (root released it);
+ * VNPU_ERROR_POOL_UNAVAILABLE when the pool does not answer.
+ */
+int vnpu_lease_get_info(struct vnpu_lease lease, struct vnpu_lease_info *info);
+
 
 /*
  * Graphs: ONNX models run on a device.

@@ -117,13 +117,15 @@ static void setup_pool(struct pc_pool *p, struct fake *f, uint64_t capacity,
 
 /*
  * Every segment is tiled by its blocks in address order, no two free
- * neighbours without conflicting fences stay apart, the counters add up.
+ * neighbours without conflicting fences stay apart (unless one is held
+ * whole in a quick list), the quick lists hold exactly the quick-free
+ * blocks, the counters add up.
  * Returns a description of the first violation, or NULL.
  */
 static const char *check_invariants(struct pc_pool *p, struct fake *f)
 {
 	uint64_t reserved = 0, allocated = 0, active = 0;
-	uint64_t segs = 0;
+	uint64_t segs = 0, quick_bytes = 0, quick_blocks = 0, listed = 0, listed_bytes = 0;
 
 	for (struct pc_segment *seg = p->segments; seg; seg = seg->next) {
 		uint64_t at = seg->base;
@@ -142,7 +144,12 @@ static const char *check_invariants(struct pc_pool *p, struct fake *f)
 				active++;
 				if (pc_find(p, b->addr) != b)
 					return "allocated block missing from the hash";
-			} else if (b->next && b->next->free &&
+			} else if (b->bin == PC_BIN_QUICK) {
+				if (b->fence_stream || seg->kind != PC_SMALL)
+					return "fenced or large block in a quick list";
+				quick_bytes += b->size;
+				quick_blocks++;
+			} else if (b->next && b->next->free && b->next->bin != PC_BIN_QUICK &&
 				   b->fence_stream == b->next->fence_stream) {
 				return "two mergeable free neighbours";
 			}
@@ -151,6 +158,22 @@ static const char *check_invariants(struct pc_pool *p, struct fake *f)
 		if (at != seg->base + seg->size)
 			return "blocks do not reach the segment end";
 	}
+	for (int bin = 0; bin < PC_NUM_BINS; bin++) {
+		uint64_t n = 0;
+
+		for (struct pc_block *b = p->quick[bin]; b; b = b->lnext) {
+			if (!b->free || b->bin != PC_BIN_QUICK || pc_find(p, b->addr))
+				return "quick list holds a block that is not quick-free";
+			listed_bytes += b->size;
+			n++;
+		}
+		if (n != p->quick_count[bin] || n > PC_QUICK_DEPTH)
+			return "quick list count wrong";
+		listed += n;
+	}
+	if (listed != quick_blocks || listed_bytes != quick_bytes ||
+	    quick_bytes != p->quick_bytes || quick_bytes > PC_QUICK_BYTES)
+		return "quick lists disagree with the blocks";
 	if (reserved != p->c.reserved || allocated != p->c.allocated ||
 	    active != p->c.active_blocks || segs != p->c.num_segments)
 		return "counters disagree with the blocks";
@@ -197,6 +220,7 @@ TEST(split_merge_and_reuse)
 {
 	struct pc_pool p;
 	struct fake f;
+	struct pc_usage u;
 	uint64_t a, b, c, d;
 
 	setup_pool(&p, &f, 1ULL << 40, NULL);
@@ -211,6 +235,11 @@ TEST(split_merge_and_reuse)
 	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, d, NULL, 0));
 	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a, NULL, 0));
 	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, c, NULL, 0));
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	/* The last frees sit whole in the quick list; stats merge them. */
+	EXPECT_NE(0, p.quick_bytes);
+	pc_usage(&p, &u);
+	EXPECT_EQ(0, p.quick_bytes);
 	EXPECT_EQ(NULL, check_invariants(&p, &f));
 	/* Everything merged back into one block the size of the segment. */
 	EXPECT_EQ(NULL, p.segments->first->next);
@@ -227,6 +256,7 @@ TEST(blocks_never_span_segments)
 {
 	struct pc_pool p;
 	struct fake f;
+	struct pc_usage u;
 	uint64_t a[8];
 
 	setup_pool(&p, &f, 1ULL << 40, NULL);
@@ -236,6 +266,8 @@ TEST(blocks_never_span_segments)
 	EXPECT_EQ(4, f.allocs);
 	for (int i = 0; i < 8; i++)
 		ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[i], NULL, 0));
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	pc_usage(&p, &u);	/* merges the quick lists */
 	EXPECT_EQ(NULL, check_invariants(&p, &f));
 	for (struct pc_segment *s = p.segments; s; s = s->next)
 		EXPECT_EQ(s->size, s->first->size);
@@ -311,6 +343,77 @@ TEST(stream_ordered_reuse)
 	EXPECT_EQ(NULL, check_invariants(&p, &f));
 	pc_destroy(&p);
 	EXPECT_EQ(0, f.stream_refs);
+}
+
+TEST(quick_lists_reuse_whole_blocks)
+{
+	struct fake_stream sa = { 0 }, sb = { 0 };
+	struct pc_pool p;
+	struct fake f;
+	uint64_t a[6], x, big;
+
+	setup_pool(&p, &f, 1ULL << 40, NULL);
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 4096, NULL, &a[0]));
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[0], NULL, 0));
+	EXPECT_EQ(4096, p.quick_bytes);
+	/* The same size again: that very block, from the quick list. */
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 4000, NULL, &x));
+	EXPECT_EQ(a[0], x);
+	EXPECT_EQ(1, p.c.quick_hits);
+	EXPECT_EQ(0, p.quick_bytes);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	/* A double free of a quick-listed block changes nothing. */
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, x, NULL, 0));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, pc_free(&p, x, NULL, 0));
+	EXPECT_EQ(1, p.c.bad_frees);
+	EXPECT_EQ(4096, p.quick_bytes);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	/* At most PC_QUICK_DEPTH per size: the others go to the bins. */
+	for (int i = 0; i < 6; i++)
+		ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 4096, NULL, &a[i]));
+	for (int i = 0; i < 6; i++)
+		ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[i], NULL, 0));
+	EXPECT_EQ(PC_QUICK_DEPTH * 4096, p.quick_bytes);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	/*
+	 * A block freed behind a fence never enters a quick list: another
+	 * stream must not get it before the fence is done (stream order).
+	 */
+	pc_usage(&p, &(struct pc_usage){ 0 });
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sa, &x));
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, x, &sa, 5));
+	EXPECT_EQ(0, p.quick_bytes);
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sb, &a[0]));
+	EXPECT_NE(x, a[0]);
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sa, &a[1]));
+	EXPECT_EQ(x, a[1]);	/* A itself: at once */
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[0], NULL, 0));
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[1], NULL, 0));
+	pc_destroy(&p);
+	EXPECT_EQ(0, f.stream_refs);
+
+	/*
+	 * A size no quick list holds, needing the memory they keep apart:
+	 * the lists are merged back instead of taking a new segment.
+	 */
+	setup_pool(&p, &f, 1ULL << 40, NULL);
+	/* One small segment: 1 MiB, 1 MiB - 16 KiB, then four 4 KiB blocks. */
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, MIB, NULL, &x));
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, MIB - PC_QUICK_DEPTH * 4096, NULL, &big));
+	for (int i = 0; i < PC_QUICK_DEPTH; i++)
+		ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 4096, NULL, &a[i]));
+	EXPECT_EQ(1, f.allocs);
+	for (int i = 0; i < PC_QUICK_DEPTH; i++)
+		ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[i], NULL, 0));
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, big, NULL, 0));
+	EXPECT_EQ(MIB, p.quick_bytes);	/* all whole, none merged */
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, MIB, NULL, &big));
+	EXPECT_EQ(x + MIB, big);
+	EXPECT_EQ(0, p.quick_bytes);
+	EXPECT_EQ(1, f.allocs);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	pc_destroy(&p);
 }
 
 TEST(fences_of_two_streams_keep_blocks_apart)

@@ -179,6 +179,12 @@ def bad(out):
     g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hardmax")],
                           "unsupported_op", [x], [y])
     save(model(g), os.path.join(d, "unsupported_op.onnx"))
+    # Add from operator set 6: no numpy broadcasting yet, not what the device runs.
+    g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"], name="old_add")],
+                          "old_opset", [x], [y])
+    m = model(g)
+    m.opset_import[0].version = 6
+    save(m, os.path.join(d, "old_opset.onnx"), check=False)
     # A grouped convolution: the device runs group 1 only.
     xc = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])
     yc = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])

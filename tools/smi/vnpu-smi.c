@@ -65,6 +65,8 @@ struct smi_app {
 	int files;			/* DRM files (contexts) of the process on the device */
 	long long vram, host;		/* fdinfo drm-total-* summed over files */
 	long long eng[2];		/* fdinfo drm-engine-*, ns, NO_VALUE when absent */
+	/* fdinfo vnpu-queues, -syncobjs, -buffers summed; NO_VALUE when absent */
+	long long queues, syncobjs, handles;
 	int has_quota;
 	struct drm_vnpu_quota q;
 	double util[2];
@@ -249,7 +251,15 @@ static struct smi_app *app_for(int pid, int dev)
 	apps[napps].pid = pid;
 	apps[napps].dev = dev;
 	apps[napps].eng[0] = apps[napps].eng[1] = NO_VALUE;
+	apps[napps].queues = apps[napps].syncobjs = apps[napps].handles = NO_VALUE;
 	return &apps[napps++];
+}
+
+/* Adds a count that may be absent (NO_VALUE) to a sum that may be too. */
+static void add_count(long long *sum, long long v)
+{
+	if (v >= 0)
+		*sum = (*sum < 0 ? 0 : *sum) + v;
 }
 
 struct seen_client {
@@ -267,6 +277,7 @@ static void scan_fd(int pid, const char *fd, const char *comm, struct seen_clien
 	char path[320], line[256];
 	struct stat st;
 	long long id = -1, vram = 0, host = 0, eng[2] = { NO_VALUE, NO_VALUE };
+	long long queues = NO_VALUE, syncobjs = NO_VALUE, handles = NO_VALUE;
 	int is_vnpu = 0, dev;
 	struct smi_app *a;
 	FILE *f;
@@ -300,6 +311,12 @@ static void scan_fd(int pid, const char *fd, const char *comm, struct seen_clien
 			eng[0] = strtoll(v, NULL, 10);
 		else if (!strcmp(line, "drm-engine-copy"))
 			eng[1] = strtoll(v, NULL, 10);
+		else if (!strcmp(line, "vnpu-queues"))
+			queues = strtoll(v, NULL, 10);
+		else if (!strcmp(line, "vnpu-syncobjs"))
+			syncobjs = strtoll(v, NULL, 10);
+		else if (!strcmp(line, "vnpu-buffers"))
+			handles = strtoll(v, NULL, 10);
 	}
 	fclose(f);
 	if (!is_vnpu)
@@ -325,8 +342,10 @@ static void scan_fd(int pid, const char *fd, const char *comm, struct seen_clien
 	a->vram += vram;
 	a->host += host;
 	for (int c = 0; c < 2; c++)
-		if (eng[c] >= 0)
-			a->eng[c] = (a->eng[c] < 0 ? 0 : a->eng[c]) + eng[c];
+		add_count(&a->eng[c], eng[c]);
+	add_count(&a->queues, queues);
+	add_count(&a->syncobjs, syncobjs);
+	add_count(&a->handles, handles);
 	devs[dev].clients++;
 }
 
@@ -673,6 +692,9 @@ static const struct field app_fields[] = {
 	{ "quota.soft", U_MIB, "enforced VRAM limit, or max" },
 	{ "quota.hard", U_MIB, "ceiling of the soft limit, or max" },
 	{ "buffers", U_NONE, "VRAM buffers charged to the process" },
+	{ "handles", U_NONE, "buffer handles of its files, any kind (fdinfo vnpu-buffers)" },
+	{ "queues", U_NONE, "hardware queues of its files, one per stream (fdinfo vnpu-queues)" },
+	{ "syncobjs", U_NONE, "sync objects of its files (fdinfo vnpu-syncobjs)" },
 	{ "engine.compute", U_MS, "compute engine time of its jobs (fdinfo, uAPI 1.3)" },
 	{ "engine.copy", U_MS, "copy engine time of its jobs (fdinfo, uAPI 1.3)" },
 	{ "utilization.compute", U_PCT, "share of the compute engines over the sample window" },
@@ -818,6 +840,12 @@ static void app_value(const struct smi_app *a, int f, int nounits, char *buf, si
 		fmt_limit(buf, len, a, a->q.soft_limit, nounits);
 	else if (!strcmp(name, "quota.hard"))
 		fmt_limit(buf, len, a, a->q.hard_limit, nounits);
+	else if (!strcmp(name, "handles"))
+		fmt_num(buf, len, a->handles, u, nounits);
+	else if (!strcmp(name, "queues"))
+		fmt_num(buf, len, a->queues, u, nounits);
+	else if (!strcmp(name, "syncobjs"))
+		fmt_num(buf, len, a->syncobjs, u, nounits);
 	else if (!strcmp(name, "engine.compute"))
 		fmt_num(buf, len, a->eng[0], u, nounits);
 	else if (!strcmp(name, "engine.copy"))
@@ -1025,6 +1053,9 @@ static void print_json(void)
 		json_num("contexts", a->files, 1);
 		json_num("vram_bytes", a->vram, 1);
 		json_num("host_bytes", a->host, 1);
+		json_num("handles", a->handles, 1);
+		json_num("queues", a->queues, 1);
+		json_num("syncobjs", a->syncobjs, 1);
 		json_num("compute_ns", a->eng[0], 1);
 		json_num("copy_ns", a->eng[1], 1);
 		if (a->has_quota) {
@@ -1286,29 +1317,44 @@ static void stamp(char *buf, size_t len)
 }
 
 /*
- * Samples the kernel's counts for @pid: contexts (open DRM files),
- * buffers and bytes (QUOTA_GET, summed over devices). The driver has no
- * per-process count of queues or syncobjs; those columns print "-".
+ * Samples the kernel's counts for @pid, summed over devices: contexts
+ * (open DRM files), queues, syncobjs and buffer handles (fdinfo vnpu-*;
+ * buffers fall back to QUOTA_GET's VRAM buffers on older drivers), bytes
+ * (QUOTA_GET VRAM plus host-pinned, else fdinfo). Counts the driver does
+ * not report are NO_VALUE.
  */
 static int watch_sample(int pid, long long *v)
 {
 	for (int i = 0; i < W_N; i++)
-		v[i] = 0;
-	v[W_QUEUES] = v[W_SYNCOBJS] = NO_VALUE;
+		v[i] = NO_VALUE;
 	scan_devices();
 	scan_clients(pid);
 	if (!pid_alive(pid))
 		return -1;
+	v[W_CTX] = v[W_BYTES] = 0;
 	for (int i = 0; i < napps; i++) {
 		v[W_CTX] += apps[i].files;
-		if (apps[i].has_quota) {
-			v[W_BUFS] += (long long)apps[i].q.bo_count;
+		add_count(&v[W_QUEUES], apps[i].queues);
+		add_count(&v[W_SYNCOBJS], apps[i].syncobjs);
+		if (apps[i].handles >= 0)
+			add_count(&v[W_BUFS], apps[i].handles);
+		else if (apps[i].has_quota)
+			add_count(&v[W_BUFS], (long long)apps[i].q.bo_count);
+		if (apps[i].has_quota)
 			v[W_BYTES] += (long long)(apps[i].q.used + apps[i].q.host_used);
-		} else {
+		else
 			v[W_BYTES] += apps[i].vram + apps[i].host;
-		}
 	}
 	return 0;
+}
+
+/* A watch column: the count, or "-" when the driver does not report it. */
+static const char *watch_cell(char *buf, size_t len, long long v)
+{
+	if (v < 0)
+		return "-";
+	snprintf(buf, len, "%lld", v);
+	return buf;
 }
 
 static int run_watch(int pid, double interval, long count)
@@ -1316,14 +1362,13 @@ static int run_watch(int pid, double interval, long count)
 	long long (*s)[W_N] = NULL;
 	long n = 0, cap = 0;
 	int flagged = 0, exited = 0;
-	char t[32];
+	char t[32], cq[24], cs[24], cb[24];
 
 	if (pid <= 0 || !pid_alive(pid)) {
 		fprintf(stderr, "vnpu-smi: --watch: no process %d\n", pid);
 		return 1;
 	}
-	printf("# vnpu-smi --watch %d every %.2fs (queues and syncobjs: not reported by the driver)\n",
-	       pid, interval);
+	printf("# vnpu-smi --watch %d every %.2fs\n", pid, interval);
 	printf("%-12s %8s %8s %8s %8s %12s\n", "TIME", watch_names[0], watch_names[1],
 	       watch_names[2], watch_names[3], watch_names[4]);
 	fflush(stdout);
@@ -1331,10 +1376,15 @@ static int run_watch(int pid, double interval, long count)
 		long long v[W_N];
 
 		if (n == cap) {
+			long long (*grown)[W_N];
+
 			cap = cap ? cap * 2 : 64;
-			s = realloc(s, cap * sizeof(*s));
-			if (!s)
+			grown = realloc(s, cap * sizeof(*s));
+			if (!grown) {
+				free(s);
 				return 1;
+			}
+			s = grown;
 		}
 		stamp(t, sizeof(t));
 		if (watch_sample(pid, v)) {
@@ -1343,12 +1393,21 @@ static int run_watch(int pid, double interval, long count)
 			break;
 		}
 		memcpy(s[n++], v, sizeof(v));
-		printf("%-12s %8lld %8s %8s %8lld %12lld\n", t, v[W_CTX], "-", "-", v[W_BUFS],
-		       v[W_BYTES]);
+		printf("%-12s %8lld %8s %8s %8s %12lld\n", t, v[W_CTX],
+		       watch_cell(cq, sizeof(cq), v[W_QUEUES]),
+		       watch_cell(cs, sizeof(cs), v[W_SYNCOBJS]),
+		       watch_cell(cb, sizeof(cb), v[W_BUFS]), v[W_BYTES]);
 		fflush(stdout);
 		if (count <= 0 || n < count)
 			usleep((useconds_t)(interval * 1e6));
 	}
+	/*
+	 * A process that exited closed its files on the way out: samples
+	 * taken after it closed its last one are its teardown, not a return
+	 * to the baseline.
+	 */
+	while (exited && n > 0 && s[n - 1][W_CTX] == 0)
+		n--;
 	/*
 	 * Growth that does not return to baseline: the last sample is above
 	 * the first and no sample of the second half came back down to it.
@@ -1639,6 +1698,255 @@ static int run_error(const char *arg)
 	return 0;
 }
 
+/* ---- topo -------------------------------------------------------------- */
+
+static const char *const topo_classes[] = { "self", "board", "node", "system" };
+static const char *const topo_short[] = { "X", "BRD", "NODE", "SYS" };
+
+/* Class index of @word in link_class, or -1. */
+static int topo_class(const char *word)
+{
+	for (int c = 0; c < 4; c++)
+		if (!strcmp(word, topo_classes[c]))
+			return c;
+	return -1;
+}
+
+/* Splits a row of @n space-separated words of the device's vnpu/@attr. */
+static int topo_row(const struct smi_dev *d, const char *attr, char words[][16], int n)
+{
+	char vdir[320], buf[1024], *save = NULL, *tok;
+	int i = 0;
+
+	snprintf(vdir, sizeof(vdir), "%s/vnpu", d->dir);
+	if (read_str(vdir, attr, buf, sizeof(buf)))
+		return -1;
+	for (tok = strtok_r(buf, " ", &save); tok && i < n; tok = strtok_r(NULL, " ", &save))
+		snprintf(words[i++], 16, "%s", tok);
+	return i == n && !tok ? 0 : -1;
+}
+
+/*
+ * The link matrix, like nvidia-smi topo -m: one row and column per device
+ * (rows and columns are device indices, so the module's whole set must be
+ * present), then each device's NUMA node, topology node and board, then the
+ * legend with each class's bandwidth and latency as configured.
+ */
+static int run_topo(void)
+{
+	static char cls[MAX_DEVS][MAX_DEVS][16];
+	long long mbps[4] = { -1, -1, -1, -1 }, ns[4] = { -1, -1, -1, -1 };
+	char bw[MAX_DEVS][16], lat[MAX_DEVS][16], vdir[320];
+
+	if (!scan_devices()) {
+		printf("No vnpu devices found.\n");
+		return 0;
+	}
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].index != i || topo_row(&devs[i], "link_class", cls[i], ndevs) ||
+		    topo_row(&devs[i], "link_bandwidth_mbps", bw, ndevs) ||
+		    topo_row(&devs[i], "link_latency_ns", lat, ndevs)) {
+			fprintf(stderr, "vnpu-smi topo: %s has no topology (needs uAPI 1.4 and every device of the module)\n",
+				devs[i].name);
+			return 1;
+		}
+		for (int j = 0; j < ndevs; j++) {
+			int c = topo_class(cls[i][j]);
+
+			if (c < 0) {
+				fprintf(stderr, "vnpu-smi topo: %s: unknown link class '%s'\n",
+					devs[i].name, cls[i][j]);
+				return 1;
+			}
+			mbps[c] = strtoll(bw[j], NULL, 10);
+			ns[c] = strtoll(lat[j], NULL, 10);
+		}
+	}
+	printf("%-8s", "");
+	for (int j = 0; j < ndevs; j++)
+		printf("%-8s", devs[j].name);
+	printf("%-15s%-7s%s\n", "NUMA Affinity", "Node", "Board");
+	for (int i = 0; i < ndevs; i++) {
+		char numa[16];
+
+		printf("%-8s", devs[i].name);
+		for (int j = 0; j < ndevs; j++)
+			printf("%-8s", topo_short[topo_class(cls[i][j])]);
+		snprintf(vdir, sizeof(vdir), "%s/vnpu", devs[i].dir);
+		if (devs[i].numa < 0)
+			snprintf(numa, sizeof(numa), "N/A");
+		else
+			snprintf(numa, sizeof(numa), "%d", devs[i].numa);
+		printf("%-15s%-7lld%lld\n", numa, read_ll(vdir, "topology_node"),
+		       read_ll(vdir, "topology_board"));
+	}
+	printf("\nLegend:\n\n");
+	printf("  X    = Self\n");
+	for (int c = 3; c >= 1; c--) {
+		static const char *const what[] = {
+			NULL,
+			"Connection on the same board (switch)",
+			"Connection between boards of the same node",
+			"Connection between nodes",
+		};
+
+		if (mbps[c] < 0)
+			printf("  %-4s = %s\n", topo_short[c], what[c]);
+		else
+			printf("  %-4s = %s: %lld MB/s, %lld ns\n", topo_short[c], what[c], mbps[c],
+			       ns[c]);
+	}
+	return 0;
+}
+
+/* ---- cluster integration: Slurm GRES and Kubernetes ---------------------- */
+
+static const char *const link_names[] = { "self", "board", "node", "system" };
+
+/* Slurm's Links= weight of a link class: more for nearer, -1 for self. */
+static int link_weight(const char *cls)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(cls, link_names[i]))
+			return i == 0 ? -1 : 3 - i;
+	return 0;
+}
+
+/* Host CPUs of NUMA node @node ("0-3"), or "" when unknown. */
+static void node_cpus(int node, char *buf, size_t len)
+{
+	char dir[64];
+
+	buf[0] = '\0';
+	if (node < 0)
+		return;
+	snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%d", node);
+	if (read_str(dir, "cpulist", buf, len))
+		buf[0] = '\0';
+}
+
+/* The Links= list of device @d, from vnpu/link_class; "" without topology. */
+static void device_links(const struct smi_dev *d, char *buf, size_t len)
+{
+	char vdir[320], cls[1024], *save = NULL, *w;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	snprintf(vdir, sizeof(vdir), "%s/vnpu", d->dir);
+	if (read_str(vdir, "link_class", cls, sizeof(cls)))
+		return;
+	for (w = strtok_r(cls, " \n", &save); w && off < len; w = strtok_r(NULL, " \n", &save))
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+					link_weight(w));
+}
+
+/* Minors as a Slurm range list: "0-3,5". */
+static void minor_ranges(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < ndevs && off < len; i++) {
+		int j = i;
+
+		while (j + 1 < ndevs && devs[j + 1].minor == devs[j].minor + 1)
+			j++;
+		if (j > i)
+			off += (size_t)snprintf(buf + off, len - off, "%s%u-%u", off ? "," : "",
+						devs[i].minor, devs[j].minor);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%u", off ? "," : "",
+						devs[i].minor);
+		i = j;
+	}
+}
+
+static int cmp_minor(const void *a, const void *b)
+{
+	const struct smi_dev *x = a, *y = b;
+
+	return (x->minor > y->minor) - (x->minor < y->minor);
+}
+
+static void host_name(char *buf, size_t len)
+{
+	if (gethostname(buf, len))
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	buf[strcspn(buf, ".")] = '\0';
+}
+
+/* gres.conf lines for this machine, plus the slurm.conf and cgroup.conf notes. */
+static int print_gres(void)
+{
+	char host[256], ranges[512], cpus[256], links[512];
+	int detailed = 0;
+
+	if (!scan_devices()) {
+		fprintf(stderr, "vnpu-smi: no vnpu devices found (is the vnpu module loaded?)\n");
+		return 1;
+	}
+	qsort(devs, ndevs, sizeof(devs[0]), cmp_minor);
+	host_name(host, sizeof(host));
+	for (int i = 0; i < ndevs; i++) {
+		node_cpus(devs[i].numa, cpus, sizeof(cpus));
+		device_links(&devs[i], links, sizeof(links));
+		detailed |= cpus[0] || links[0];
+	}
+	printf("# Slurm GRES for the %d vnpu device%s of %s (vnpu-smi gres).\n", ndevs,
+	       ndevs == 1 ? "" : "s", host);
+	printf("# slurm.conf:  GresTypes=vnpu\n");
+	printf("#              NodeName=%s ... Gres=vnpu:%d\n", host, ndevs);
+	printf("# cgroup.conf: ConstrainDevices=yes\n");
+	printf("#   so that a job opens only the /dev/accel/accelN Slurm gave it; the vnpu\n");
+	printf("#   runtime skips the nodes it may not open. Jobs ask with --gres=vnpu:N.\n");
+	printf("# gres.conf:\n");
+	if (!detailed) {
+		minor_ranges(ranges, sizeof(ranges));
+		printf("NodeName=%s Name=vnpu File=/dev/accel/accel%s%s%s\n", host,
+		       strchr(ranges, '-') || strchr(ranges, ',') ? "[" : "", ranges,
+		       strchr(ranges, '-') || strchr(ranges, ',') ? "]" : "");
+		return 0;
+	}
+	/* One line per device: its CPUs (Cores=) and its links (Links=). */
+	for (int i = 0; i < ndevs; i++) {
+		node_cpus(devs[i].numa, cpus, sizeof(cpus));
+		device_links(&devs[i], links, sizeof(links));
+		printf("NodeName=%s Name=vnpu File=/dev/accel/accel%u%s%s%s%s\n", host,
+		       devs[i].minor, cpus[0] ? " Cores=" : "", cpus, links[0] ? " Links=" : "",
+		       links);
+	}
+	return 0;
+}
+
+/* squat/generic-device-plugin configuration exposing each vnpu device node. */
+static int print_k8s(void)
+{
+	char host[256];
+
+	if (!scan_devices()) {
+		fprintf(stderr, "vnpu-smi: no vnpu devices found (is the vnpu module loaded?)\n");
+		return 1;
+	}
+	qsort(devs, ndevs, sizeof(devs[0]), cmp_minor);
+	host_name(host, sizeof(host));
+	printf("# Kubernetes: /etc/generic-device-plugin/config.yaml of the\n");
+	printf("# squat/generic-device-plugin DaemonSet on %s (vnpu-smi k8s), %d vnpu\n", host,
+	       ndevs);
+	printf("# device%s. Pods ask for whole devices with\n", ndevs == 1 ? "" : "s");
+	printf("#   resources: {limits: {squat.ai/vnpu: 1}}\n");
+	printf("# and get the device node; the vnpu runtime in the pod sees that device only.\n");
+	printf("devices:\n");
+	printf("  - name: vnpu\n");
+	printf("    groups:\n");
+	for (int i = 0; i < ndevs; i++) {
+		printf("      # vnpu%d, NUMA node %d\n", devs[i].index, devs[i].numa);
+		printf("      - paths:\n");
+		printf("          - path: /dev/accel/accel%u\n", devs[i].minor);
+	}
+	return 0;
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void usage(FILE *out)
@@ -1651,7 +1959,10 @@ static void usage(FILE *out)
 		"       vnpu-smi --watch PID [-i SECONDS] [-c COUNT]   leak monitor\n"
 		"       vnpu-smi quota PID [--device N] [--soft SIZE] [--hard SIZE]\n"
 		"       vnpu-smi --reset N                  reset device N (root)\n"
+		"       vnpu-smi topo [-m]                  link matrix between the devices\n"
 		"       vnpu-smi error CODE                 explain a runtime status or errno\n"
+		"       vnpu-smi gres                       Slurm gres.conf for this machine\n"
+		"       vnpu-smi k8s                        Kubernetes generic device plugin config\n"
 		"Options:\n"
 		"  -j, --json              all devices and processes as one JSON object\n"
 		"  -p, --prometheus        Prometheus text exposition format\n"
@@ -1716,6 +2027,17 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "quota"))
 		return run_quota(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "topo")) {
+		if (argc > 3 || (argc == 3 && strcmp(argv[2], "-m") && strcmp(argv[2], "--matrix"))) {
+			fprintf(stderr, "usage: vnpu-smi topo [-m]\n");
+			return 2;
+		}
+		return run_topo();
+	}
+	if (argc == 2 && !strcmp(argv[1], "gres"))
+		return print_gres();
+	if (argc == 2 && !strcmp(argv[1], "k8s"))
+		return print_k8s();
 	while ((c = getopt_long(argc, argv, "jphl:i:c:s:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':

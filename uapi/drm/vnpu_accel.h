@@ -80,6 +80,7 @@ extern "C" {
 #define DRM_VNPU_QUEUE_DESTROY 0x06
 #define DRM_VNPU_SUBMIT 0x07
 #define DRM_VNPU_QUEUE_INFO 0x08
+#define DRM_VNPU_TOPOLOGY 0x09
 
 #define DRM_IOCTL_VNPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_GET_PARAM, struct drm_vnpu_get_param)
@@ -99,6 +100,8 @@ extern "C" {
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VNPU_SUBMIT, struct drm_vnpu_submit)
 #define DRM_IOCTL_VNPU_QUEUE_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_QUEUE_INFO, struct drm_vnpu_queue_info)
+#define DRM_IOCTL_VNPU_TOPOLOGY \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_TOPOLOGY, struct drm_vnpu_topology)
 
 /**
  * enum drm_vnpu_param - device facts readable with DRM_IOCTL_VNPU_GET_PARAM
@@ -120,6 +123,12 @@ extern "C" {
  * @DRM_VNPU_PARAM_HOST_SIZE: size of the host-pinned address range in bytes.
  * @DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS: queues one process may have on
  *	the device at a time, across all its open files (since 1.2).
+ * @DRM_VNPU_PARAM_NUM_DEVICES: devices the module created, the length of a
+ *	DRM_IOCTL_VNPU_TOPOLOGY row (since 1.4).
+ * @DRM_VNPU_PARAM_TOPOLOGY_NODE: id of the node (group of boards) the
+ *	device belongs to (since 1.4).
+ * @DRM_VNPU_PARAM_TOPOLOGY_BOARD: id of the board (devices behind one
+ *	switch) the device belongs to; unique across nodes (since 1.4).
  * @DRM_VNPU_PARAM_COUNT: number of params; not a param.
  */
 enum drm_vnpu_param {
@@ -135,6 +144,9 @@ enum drm_vnpu_param {
 	DRM_VNPU_PARAM_VRAM_LARGEST_FREE = 9,
 	DRM_VNPU_PARAM_HOST_SIZE = 10,
 	DRM_VNPU_PARAM_MAX_QUEUES_PER_PROCESS = 11,
+	DRM_VNPU_PARAM_NUM_DEVICES = 12,
+	DRM_VNPU_PARAM_TOPOLOGY_NODE = 13,
+	DRM_VNPU_PARAM_TOPOLOGY_BOARD = 14,
 	DRM_VNPU_PARAM_COUNT,
 };
 
@@ -167,6 +179,61 @@ struct drm_vnpu_get_param {
 	__u32 flags;
 	/** @value: out, the value of @param. */
 	__u64 value;
+};
+
+/**
+ * DOC: vnpu topology
+ *
+ * The devices of the module sit in a described machine (module parameters
+ * devices_per_board, boards_per_node, link_bandwidth_mbps,
+ * link_latency_ns): devices on one board, boards in one node, nodes in the
+ * system. The link between two devices is of the nearest class they share,
+ * DRM_VNPU_LINK_*; nearer classes are never slower. A copy whose source or
+ * destination is another device's VRAM (a buffer imported through a
+ * dma-buf) takes at least the link's latency plus bytes / bandwidth.
+ */
+
+/* Link classes between two devices, nearest first. */
+#define DRM_VNPU_LINK_SELF 0x0u
+#define DRM_VNPU_LINK_BOARD 0x1u
+#define DRM_VNPU_LINK_NODE 0x2u
+#define DRM_VNPU_LINK_SYSTEM 0x3u
+
+/**
+ * struct drm_vnpu_link - the link from this device to one device (1.4)
+ */
+struct drm_vnpu_link {
+	/** @link_class: DRM_VNPU_LINK_*. */
+	__u32 link_class;
+	/** @bandwidth_mbps: MB/s (10^6 bytes per second); 0 for self. */
+	__u32 bandwidth_mbps;
+	/** @latency_ns: latency of one transfer in ns; 0 for self. */
+	__u32 latency_ns;
+	/** @pad: zero. */
+	__u32 pad;
+};
+
+/**
+ * struct drm_vnpu_topology - the device's row of the link matrix (1.4)
+ *
+ * Writes the links from this device to devices 0 .. min(@count, N) - 1 of
+ * the module, in device index order, to @links, and sets @count to N, the
+ * number of devices (%DRM_VNPU_PARAM_NUM_DEVICES). @count 0 (with @links
+ * 0) only asks for N.
+ *
+ * Errors: -EINVAL for non-zero @flags or @pad, or @links 0 with a non-zero
+ * @count; -EFAULT when @links is not writable; -ENODEV once the device has
+ * been unplugged.
+ */
+struct drm_vnpu_topology {
+	/** @count: in, entries @links holds; out, devices of the module. */
+	__u32 count;
+	/** @flags: in, reserved, must be zero. */
+	__u32 flags;
+	/** @links: in, user pointer to @count &struct drm_vnpu_link. */
+	__u64 links;
+	/** @pad: must be zero. */
+	__u64 pad;
 };
 
 /* The buffer lives in host-pinned system memory instead of VRAM. */
@@ -735,7 +802,8 @@ struct drm_vnpu_tensor_norm {
  * above 1 that it is not reduced over, and stride 0 on the reduced axes.
  * C may be A or B in place (same address and the same strides on every
  * dimension of size above 1) for the elementwise operators, SOFTMAX and
- * BATCHNORM; otherwise C may not overlap the span of A or of B.
+ * BATCHNORM; otherwise C may not overlap the span of A or of B. C may not
+ * overlap the BATCHNORM arrays.
  *
  * ==============  ================================================  =====
  * op              computes, for every index i                       B
