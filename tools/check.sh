@@ -14,12 +14,38 @@ start=$(date +%s)
 logs=()
 
 echo "== host unit tests (ASan/UBSan)"
+# As the VM runner's vm-checks do for the guest: a program that exits
+# non-zero without its "# Totals:" line (it crashed) counts as one failure;
+# otherwise its own results count.
+checks=$results/host-checks.log
+n=0
+checks_tap=()
 for t in build/host/*; do
-	log="$results/host/$(basename "$t").log"
+	name=$(basename "$t")
+	log="$results/host/$name.log"
 	"$t" >"$log" 2>&1
+	rc=$?
+	n=$((n + 1))
+	if [ "$rc" = 0 ] || grep -q '# Totals: ' "$log"; then
+		checks_tap+=("ok $n run host/$name")
+	elif [ "$rc" = 4 ]; then	# KSFT_SKIP: the suite skipped itself
+		checks_tap+=("ok $n run host/$name # SKIP")
+	else
+		checks_tap+=("not ok $n run host/$name exit code $rc, no results")
+	fi
 	sed 's/^/[host] /' "$log"
 	logs+=("$log")
 done
+{
+	echo "TAP version 13"
+	echo "1..$n"
+	printf '%s\n' "${checks_tap[@]}"
+	ok=$(printf '%s\n' "${checks_tap[@]}" | grep -c '^ok ')
+	skip=$(printf '%s\n' "${checks_tap[@]}" | grep -c '# SKIP$')
+	echo "# Totals: pass:$((ok - skip)) fail:$((n - ok)) xfail:0 xpass:0 skip:$skip error:0"
+} >"$checks"
+sed 's/^/[host-checks] /' "$checks"
+logs+=("$checks")
 
 echo "== VM tests"
 tools/vm/run-vm.sh --plan selftests/vm.plan --out "$results/vm"

@@ -45,6 +45,17 @@ TEST(rejects_mangled_lines)
 	EXPECT_EQ(0, t.suites);
 }
 
+TEST(names_failures_but_not_skips)
+{
+	EXPECT_EQ(1, ksft_line_is_failure("not ok 3 vnpu.bo.create\n"));
+	EXPECT_EQ(1, ksft_line_is_failure("[smi/smi] not ok 16 run smi timed out\n"));
+	EXPECT_EQ(0, ksft_line_is_failure("not ok 4 needs root # SKIP not root\n"));
+	EXPECT_EQ(0, ksft_line_is_failure("ok 5 fine\n"));
+	EXPECT_EQ(0, ksft_line_is_failure("# not ok in a comment\n"));
+	EXPECT_EQ(0, ksft_line_is_failure("[unterminated not ok 1\n"));
+	EXPECT_EQ(0, ksft_line_is_failure(""));
+}
+
 TEST(large_counts_do_not_wrap)
 {
 	struct ksft_totals t = { 0 };

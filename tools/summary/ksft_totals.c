@@ -31,6 +31,22 @@ int ksft_totals_add_line(struct ksft_totals *t, const char *line)
 	return 1;
 }
 
+int ksft_line_is_failure(const char *line)
+{
+	const char *p = line;
+
+	if (*p == '[') {
+		p = strstr(p, "] ");
+		if (!p)
+			return 0;
+		p += 2;
+	}
+	if (strncmp(p, "not ok ", 7))
+		return 0;
+	/* TAP directives: "# SKIP" is not a failure. */
+	return !strstr(p, "# SKIP");
+}
+
 unsigned long ksft_totals_passed(const struct ksft_totals *t)
 {
 	return t->pass + t->xfail;

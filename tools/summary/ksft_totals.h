@@ -20,6 +20,12 @@ struct ksft_totals {
 int ksft_totals_add_line(struct ksft_totals *t, const char *line);
 
 /* Passed tests: pass + xfail. */
+/*
+ * Returns 1 if @line is a TAP "not ok" result that is not a skip, after an
+ * optional "[suite] " prefix, so the summary can name what failed.
+ */
+int ksft_line_is_failure(const char *line);
+
 unsigned long ksft_totals_passed(const struct ksft_totals *t);
 /* Failed tests: fail + xpass + error. */
 unsigned long ksft_totals_failed(const struct ksft_totals *t);

@@ -3,8 +3,10 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * vnpu-test-summary LOG...: prints "N passed, N failed[, N skipped]" summed
- * over every kselftest "# Totals:" line in the given logs. Exits 0 only if
- * nothing failed and at least one suite reported.
+ * over every kselftest "# Totals:" line in the given logs, after naming each
+ * failed test and each log that reported no totals (a crashed suite), so
+ * the end of a long run says what failed. Exits 0 only if nothing failed
+ * and at least one suite reported.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,9 +27,22 @@ int main(int argc, char **argv)
 			missing++;
 			continue;
 		}
-		while (fgets(line, sizeof(line), f))
+		unsigned long suites = t.suites;
+
+		while (fgets(line, sizeof(line), f)) {
 			ksft_totals_add_line(&t, line);
+			if (ksft_line_is_failure(line))
+				printf("FAILED %s: %s%s", argv[i], line,
+				       strchr(line, '\n') ? "" : "\n");
+		}
 		fclose(f);
+		/*
+		 * Not counted here: the runner's own checks (vm-checks,
+		 * host-checks) count the suite's exit status once.
+		 */
+		if (t.suites == suites)
+			printf("FAILED %s: no \"# Totals:\" line (suite crashed or was cut off)\n",
+			       argv[i]);
 	}
 	if (!t.suites)
 		fprintf(stderr, "vnpu-test-summary: no test results found\n");

@@ -27,7 +27,7 @@
 #            VNPU_KO     module file under test
 #            VNPU_GROUP  NAME of the group
 #            VNPU_OUT    OUTDIR/NAME (exists, writable)
-#          It runs under `timeout` ($VNPU_TEST_TIMEOUT seconds, default 300)
+#          It runs under `timeout` ($VNPU_TEST_TIMEOUT seconds, default 600)
 #          with stdin from /dev/null.  stdout+stderr go to OUTDIR/NAME/LABEL.log
 #          and to the console prefixed with "[NAME/LABEL] "; the exit status
 #          goes to OUTDIR/NAME/LABEL.rc.
@@ -57,7 +57,7 @@ plan=$1
 out=$2
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 ko=${VNPU_KO:-$repo/driver/vnpu.ko}
-tmo=${VNPU_TEST_TIMEOUT:-300}
+tmo=${VNPU_TEST_TIMEOUT:-600}
 checks=$out/vm-checks.log
 
 # Patterns that mean the kernel complained, whatever the tests reported.

@@ -6,7 +6,7 @@
 #
 #   --kernel KVER   guest kernel: /boot/vmlinuz-KVER with /lib/modules/KVER
 #                   (default: newest installed 6.12.*)
-#   --timeout SECS  wall-clock limit for the whole VM run (default 1500)
+#   --timeout SECS  wall-clock limit for the whole VM run (default 3600)
 #   --mem MB        guest memory (default 2048)
 #   --plan PLAN     plan file, see tools/vm/guest-run.sh for the format
 #   --out OUTDIR    output directory; emptied first (only if it is empty or
@@ -15,7 +15,7 @@
 # Environment:
 #   VNPU_KO            module to load for module groups (default
 #                      <repo>/driver/vnpu.ko; any .ko or .ko.xz works)
-#   VNPU_TEST_TIMEOUT  per-command timeout inside the guest (default 300)
+#   VNPU_TEST_TIMEOUT  per-command timeout inside the guest (default 600)
 #   VNPU_VM_CACHE      where the initramfs is cached (default <repo>/build/vm)
 #   VNPU_VM_APPEND     extra kernel command line arguments
 #   VNPU_VM_QEMU_ARGS  extra qemu arguments (split on whitespace), e.g. "-s"
@@ -41,7 +41,7 @@ usage() {
 	exit 2
 }
 
-kver='' vm_timeout=1500 mem=2048 plan='' out=''
+kver='' vm_timeout=3600 mem=2048 plan='' out=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kver=${2:-} && shift ;;
