@@ -4,7 +4,8 @@
 #
 #   make           build the module, runtime, tools and tests
 #   make check     install missing dependencies, run every test (host + VM)
-#   make demo      install missing dependencies, show the devices in the VM
+#   make demo      install missing dependencies, serve ONNX models on two
+#                  devices in the VM (tools/demo.plan)
 #   make lint      checkpatch --strict and a W=1 build of the module
 #   make install   install module, udev rule, runtime, tools and man pages
 #                  (DESTDIR, PREFIX, LIBDIR, ...; see Documentation/install.rst)
@@ -67,7 +68,7 @@ RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
 TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 TOOLS += $(BUILD)/bin/vnpu-trace
-TOOLS += $(BUILD)/bin/vnpu-run
+TOOLS += $(BUILD)/bin/vnpu-run $(BUILD)/bin/vnpu-serve
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
@@ -95,7 +96,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
-.PHONY: bench-pool
+.PHONY: bench-pool bench-onnx
 
 all: module runtime tools selftests hosttests
 
@@ -196,6 +197,20 @@ $(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) 
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# The demo's inference service and the ONNX benchmarks (tools/demo/vnpu-serve.c).
+$(BUILD)/bin/vnpu-serve: tools/demo/vnpu-serve.c tools/run/tensor_compare.h $(RT_SO) \
+		libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include -Itools/run $< -o $@ -L$(BUILD)/lib -lvnpurt \
+		-lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
+
+# ONNX models: load and plan time, arena against naive sum and lower bound,
+# latency on one stream, two streams and two devices, CPU reference; in the
+# VM, figures in build/bench-onnx/onnx-bench/onnx.log.
+bench-onnx: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --plan tools/bench/onnx.plan --out $(BUILD)/bench-onnx
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.

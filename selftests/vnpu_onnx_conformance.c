@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "kselftest.h"
 #include "../tools/run/tensor_compare.h"
@@ -175,8 +176,18 @@ int main(int argc, char **argv)
 		free(names[i]);
 	}
 	free(names);
-	/* Every graph freed all of its device memory. */
-	vnpu_mem_get_info(ctx, &after);
+	/*
+	 * Every graph freed all of its device memory. The driver drops the
+	 * last staging buffers a moment after their jobs signal: wait
+	 * (boundedly) for that.
+	 */
+	vnpu_stream_synchronize(s, -1);
+	for (int i = 0; i < 400; i++) {
+		vnpu_mem_get_info(ctx, &after);
+		if (after.process_used == before.process_used)
+			break;
+		usleep(5000);
+	}
 	ksft_test_result(after.process_used == before.process_used,
 			 "device memory back to %llu bytes after every graph (now %llu)\n",
 			 (unsigned long long)before.process_used,

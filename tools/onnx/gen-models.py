@@ -179,8 +179,12 @@ def bad(out):
     g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hardmax")],
                           "unsupported_op", [x], [y])
     save(model(g), os.path.join(d, "unsupported_op.onnx"))
-    g = helper.make_graph([helper.make_node("Softmax", ["x"], ["y"], name="softmax0", axis=0)],
-                          "unsupported_attribute", [x], [y])
+    # A grouped convolution: the device runs group 1 only.
+    xc = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])
+    yc = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])
+    wc = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "W")
+    g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["y"], name="grouped", group=2)],
+                          "unsupported_attribute", [xc], [yc], [wc])
     save(model(g), os.path.join(d, "unsupported_attribute.onnx"))
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="ok")],
                           "small", [x], [y], [w4])
