@@ -69,6 +69,7 @@ TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 TOOLS += $(BUILD)/bin/vnpu-trace
 TOOLS += $(BUILD)/bin/vnpu-run $(BUILD)/bin/vnpu-serve
+TOOLS += $(BUILD)/bin/vnpu-poold $(BUILD)/bin/vnpu-pool
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
@@ -82,10 +83,12 @@ RT_TESTS := $(BUILD)/selftests/vnpu_runtime $(BUILD)/selftests/vnpu_streams
 RT_TESTS += $(BUILD)/selftests/vnpu_smi_work
 RT_TESTS += $(BUILD)/selftests/vnpu_pool
 RT_TESTS += $(BUILD)/selftests/vnpu_onnx_conformance $(BUILD)/selftests/vnpu_graph
+RT_TESTS += $(BUILD)/selftests/vnpu_poold
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
+HOST_TESTS += $(BUILD)/host/lease_proto_test
 # ABI list, man pages, uAPI in C/C++, DESTDIR install and an example built
 # against it (selftests/packaging/host-checks.sh).
 HOST_TESTS += $(BUILD)/host/packaging-checks
@@ -96,7 +99,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
-.PHONY: bench-pool bench-onnx
+.PHONY: bench-pool bench-onnx bench-lease
 
 all: module runtime tools selftests hosttests
 
@@ -212,6 +215,15 @@ bench-onnx: deps
 	@$(MAKE) --no-print-directory all
 	@tools/vm/run-vm.sh --plan tools/bench/onnx.plan --out $(BUILD)/bench-onnx
 
+# The device pool daemon and its CLI share the protocol code with the runtime.
+LEASE_PROTO := libruntime/lease_proto.c libruntime/lease_proto.h
+$(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold: tools/pool/vnpu-poold.c $(LEASE_PROTO) \
+		uapi/drm/vnpu_accel.h
+$(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool: tools/pool/vnpu-pool.c $(LEASE_PROTO)
+$(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool:
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@ $(LDFLAGS)
+
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
 bench-planner: $(BUILD)/bin/vnpu-plan
@@ -229,6 +241,15 @@ $(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/
 
 bench-pool: $(BUILD)/bin/vnpu-bench-pool module
 	tools/vm/run-vm.sh --plan tools/bench/pool.plan --out $(BUILD)/bench-pool
+
+# Lease request latency of vnpu-poold, 1 and 50 clients, in the VM
+# (tools/bench/lease.plan); figures in build/bench-lease/bench-lease/bench.log.
+$(BUILD)/bin/vnpu-bench-lease: tools/bench/vnpu-bench-lease.c $(LEASE_PROTO)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@
+
+bench-lease: $(BUILD)/bin/vnpu-bench-lease $(BUILD)/bin/vnpu-poold module
+	tools/vm/run-vm.sh --plan tools/bench/lease.plan --out $(BUILD)/bench-lease
 
 $(BUILD)/bin/vnpu-bench-exec: tools/bench/vnpu-bench-exec.c selftests/vnpu_utils.h \
 		uapi/drm/vnpu_accel.h
@@ -255,8 +276,9 @@ $(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
-$(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h uapi/drm/vnpu_accel.h \
-		libruntime/include/vnpu.h tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
+$(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		uapi/drm/vnpu_accel.h tools/run/tensor_compare.h \
+		libruntime/include/vnpu.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
 		-L$(BUILD)/lib -lvnpurt -lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
@@ -272,6 +294,10 @@ $(BUILD)/host/status_test: selftests/host/status_test.c libruntime/status.c \
 		libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
+
+$(BUILD)/host/lease_proto_test: selftests/host/lease_proto_test.c $(LEASE_PROTO) $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime $(filter %.c,$^) -o $@
 
 $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)
@@ -352,7 +378,7 @@ lint: driver/vnpu_kconfig.h $(CHECKPATCH)
 # Programs for users, each with its page man/NAME.1; vnpu-test-summary and
 # the benchmarks belong to the tests and stay out.
 INSTALL_TOOLS := $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-trace \
-	$(BUILD)/inst/bin/vnpu-plan
+	$(BUILD)/inst/bin/vnpu-plan $(BUILD)/inst/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-poold
 # systemd units of the vnpu pool service: tools/systemd/*.service, *.socket,
 # *.timer (none yet); each one found there is installed and uninstalled.
 SYSTEMD_UNITS := $(wildcard tools/systemd/*.service tools/systemd/*.socket \

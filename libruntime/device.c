@@ -121,33 +121,29 @@ static int find_physical(unsigned long physical)
 }
 
 /*
- * Applies VNPU_VISIBLE_DEVICES: strict, so a typo is an error instead of
- * silently running on fewer or other devices.
+ * Parses a list of physical device indices ("1,0") into rt.visible:
+ * strict, so a typo is an error instead of silently running on fewer or
+ * other devices. With @allowed, every entry must be one of its @nallowed
+ * physical indices.
  */
-static int parse_visible_devices(void)
+static int parse_device_list(const char *list, const uint32_t *allowed, unsigned int nallowed)
 {
-	const char *env = getenv("VNPU_VISIBLE_DEVICES");
-	const char *p = env;
+	const char *p = list;
 
-	rt.visible = calloc(rt.num_devices ? rt.num_devices : 1, sizeof(*rt.visible));
-	if (!rt.visible)
-		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	if (!env) {
-		for (uint32_t i = 0; i < rt.num_devices; i++)
-			rt.visible[i] = i;
-		rt.num_visible = rt.num_devices;
-		return VNPU_SUCCESS;
-	}
 	while (*p) {
 		char *end;
 		unsigned long physical;
-		int pos;
+		int pos, ok = !allowed;
 
 		if (*p < '0' || *p > '9')
 			return VNPU_ERROR_INVALID_CONFIG;
 		physical = strtoul(p, &end, 10);
 		pos = find_physical(physical);
 		if (pos < 0 || (*end && *end != ','))
+			return VNPU_ERROR_INVALID_CONFIG;
+		for (unsigned int i = 0; i < nallowed; i++)
+			ok |= allowed[i] == physical;
+		if (!ok)
 			return VNPU_ERROR_INVALID_CONFIG;
 		for (uint32_t i = 0; i < rt.num_visible; i++)
 			if (rt.visible[i] == (uint32_t)pos)
@@ -158,6 +154,47 @@ static int parse_visible_devices(void)
 			return VNPU_ERROR_INVALID_CONFIG;	/* trailing comma */
 	}
 	return VNPU_SUCCESS;
+}
+
+/*
+ * Decides which devices the process sees, in which logical order: with
+ * VNPU_POOL_SOCKET, the devices of its leases; VNPU_VISIBLE_DEVICES then
+ * selects among them (or among all devices without a pool).
+ */
+static int parse_visible_devices(void)
+{
+	const char *env = getenv("VNPU_VISIBLE_DEVICES");
+	const char *pool = getenv("VNPU_POOL_SOCKET");
+	uint32_t leased[VNPU_LEASE_MAX_DEVICES];
+	unsigned int nleased = 0;
+	char list[VNPU_LEASE_MAX_DEVICES * 12] = "";
+	size_t off = 0;
+	int status;
+
+	rt.visible = calloc(rt.num_devices ? rt.num_devices : 1, sizeof(*rt.visible));
+	if (!rt.visible)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	if (pool && *pool) {
+		status = vnpu_lease_visible_devices(leased, &nleased);
+		if (status != VNPU_SUCCESS)
+			return status;
+		for (unsigned int i = 0; i < nleased; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u", i ? "," : "",
+						leased[i]);
+		/* A lease naming a device this process cannot see is the pool's error. */
+		status = parse_device_list(list, NULL, 0);
+		if (status != VNPU_SUCCESS || !env)
+			return status == VNPU_SUCCESS ? status : VNPU_ERROR_DRIVER;
+		rt.num_visible = 0;
+		return parse_device_list(env, leased, nleased);
+	}
+	if (!env) {
+		for (uint32_t i = 0; i < rt.num_devices; i++)
+			rt.visible[i] = i;
+		rt.num_visible = rt.num_devices;
+		return VNPU_SUCCESS;
+	}
+	return parse_device_list(env, NULL, 0);
 }
 
 static int discover_devices(void)
@@ -206,8 +243,10 @@ static int discover_devices(void)
 	status = parse_visible_devices();
 	if (status == VNPU_SUCCESS && !rt.num_visible)
 		status = VNPU_ERROR_NO_DEVICE;
-	if (status != VNPU_SUCCESS)
+	if (status != VNPU_SUCCESS) {
 		close_devices();
+		vnpu_lease_release_runtime();
+	}
 	return status;
 }
 
@@ -295,6 +334,7 @@ int vnpu_finalize(void)
 		vnpu_trace_finalize();
 		rt.refcount = 0;
 		close_devices();
+		vnpu_lease_release_runtime();
 	} else {
 		rt.refcount--;
 	}

@@ -187,6 +187,16 @@ int vnpu_ctx_free_device(struct vnpu_ctx *ctx, uint64_t devptr);
 /* Whether [devptr, devptr+size) lies inside one allocation of the context. */
 int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size);
 
+/* lease.c */
+/*
+ * The physical indices of the devices this process leased from the pool
+ * at VNPU_POOL_SOCKET (taking a lease first if VNPU_POOL_REQUEST asks for
+ * one), at most VNPU_LEASE_MAX_DEVICES into @out. Returns a status.
+ */
+int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count);
+/* Releases the lease vnpu_init() took for VNPU_POOL_REQUEST, if any. */
+void vnpu_lease_release_runtime(void);
+
 /* log.c */
 enum vnpu_log_level { VNPU_LOG_ERROR = 1, VNPU_LOG_WARN, VNPU_LOG_INFO, VNPU_LOG_DEBUG };
 void vnpu_log(enum vnpu_log_level level, const char *fmt, ...)

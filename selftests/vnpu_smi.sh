@@ -78,6 +78,10 @@ if [ "${1:-}" = "--no-devices" ]; then
 		bash -c "! $smi quota 1 2>$tmp/e && grep -q 'no vnpu devices' $tmp/e"
 	t "no devices: reset fails with a clear error" \
 		bash -c "! $smi --reset 0 2>$tmp/e && grep -q 'no vnpu devices' $tmp/e"
+	t "no devices: gres fails with a clear error" \
+		bash -c "! $smi gres 2>$tmp/e >/dev/null && grep -q 'no vnpu devices' $tmp/e"
+	t "no devices: k8s fails with a clear error" \
+		bash -c "! $smi k8s 2>$tmp/e >/dev/null && grep -q 'no vnpu devices' $tmp/e"
 	echo "1..$n"
 	echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 	[ "$fail" = 0 ]
@@ -281,6 +285,42 @@ t "trace of a killed process: repairable" bash -c "
 	sleep 1.5; kill -9 \$k; wait \$k
 	$bin/vnpu-trace repair $tmp/k.json $tmp/kf.json 2>/dev/null && python3 -c \"import json; json.load(open('$tmp/kf.json'))\""
 t "not a trace file: clear error" bash -c "! $bin/vnpu-trace summary /etc/passwd 2>&1 | grep -q 'not a VNPU_TRACE file'; [ \${PIPESTATUS[0]} != 0 ]"
+
+# --- cluster integration snippets ------------------------------------------------
+
+vnpu_nodes=$(for d in /sys/class/accel/accel*; do
+	[ -e "$d/device/vnpu/index" ] && echo "/dev/accel/${d##*/}"; done | sort)
+ndev=$(echo "$vnpu_nodes" | wc -l)
+"$smi" gres >"$tmp/gres"
+sed 's/^/# /' "$tmp/gres"
+t "gres: slurm.conf note counts every device" grep -q "Gres=vnpu:$ndev\$" "$tmp/gres"
+t "gres: cgroup device constraint noted" grep -q '^# cgroup.conf: ConstrainDevices=yes' "$tmp/gres"
+# Expand File=/dev/accel/accel[0-1,3] (or one line per device) into node paths.
+gres_files=$(python3 -c '
+import re, sys
+for line in open(sys.argv[1]):
+    if not line.startswith("NodeName="):
+        continue
+    f = re.search(r"File=(\S+)", line).group(1)
+    m = re.match(r"(.*)\[(.*)\]$", f)
+    if not m:
+        print(f)
+        continue
+    for part in m.group(2).split(","):
+        a, _, b = part.partition("-")
+        for i in range(int(a), int(b or a) + 1):
+            print(m.group(1) + str(i))
+' "$tmp/gres" | sort)
+eq "gres: File= names exactly the vnpu device nodes" "$gres_files" "$vnpu_nodes"
+if [ -e /sys/class/accel/accel0/device/vnpu/link_class ]; then
+	t "gres: topology gives Links= per device" bash -c "[ \$(grep -c ' Links=' $tmp/gres) = $ndev ]"
+fi
+"$smi" k8s >"$tmp/k8s"
+sed 's/^/# /' "$tmp/k8s"
+eq "k8s: one group per vnpu device node" \
+	"$(sed -n 's/^ *- path: //p' "$tmp/k8s" | sort)" "$vnpu_nodes"
+t "k8s: resource named vnpu under devices:" \
+	bash -c "grep -q '^devices:' $tmp/k8s && grep -q '^  - name: vnpu' $tmp/k8s"
 
 # --- the leak example ----------------------------------------------------------
 

@@ -1639,6 +1639,154 @@ static int run_error(const char *arg)
 	return 0;
 }
 
+/* ---- cluster integration: Slurm GRES and Kubernetes ---------------------- */
+
+static const char *const link_names[] = { "self", "board", "node", "system" };
+
+/* Slurm's Links= weight of a link class: more for nearer, -1 for self. */
+static int link_weight(const char *cls)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(cls, link_names[i]))
+			return i == 0 ? -1 : 3 - i;
+	return 0;
+}
+
+/* Host CPUs of NUMA node @node ("0-3"), or "" when unknown. */
+static void node_cpus(int node, char *buf, size_t len)
+{
+	char dir[64];
+
+	buf[0] = '\0';
+	if (node < 0)
+		return;
+	snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%d", node);
+	if (read_str(dir, "cpulist", buf, len))
+		buf[0] = '\0';
+}
+
+/* The Links= list of device @d, from vnpu/link_class; "" without topology. */
+static void device_links(const struct smi_dev *d, char *buf, size_t len)
+{
+	char vdir[320], cls[1024], *save = NULL, *w;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	snprintf(vdir, sizeof(vdir), "%s/vnpu", d->dir);
+	if (read_str(vdir, "link_class", cls, sizeof(cls)))
+		return;
+	for (w = strtok_r(cls, " \n", &save); w && off < len; w = strtok_r(NULL, " \n", &save))
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+					link_weight(w));
+}
+
+/* Minors as a Slurm range list: "0-3,5". */
+static void minor_ranges(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < ndevs && off < len; i++) {
+		int j = i;
+
+		while (j + 1 < ndevs && devs[j + 1].minor == devs[j].minor + 1)
+			j++;
+		if (j > i)
+			off += (size_t)snprintf(buf + off, len - off, "%s%u-%u", off ? "," : "",
+						devs[i].minor, devs[j].minor);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%u", off ? "," : "",
+						devs[i].minor);
+		i = j;
+	}
+}
+
+static int cmp_minor(const void *a, const void *b)
+{
+	const struct smi_dev *x = a, *y = b;
+
+	return (x->minor > y->minor) - (x->minor < y->minor);
+}
+
+static void host_name(char *buf, size_t len)
+{
+	if (gethostname(buf, len))
+		snprintf(buf, len, "localhost");
+	buf[len - 1] = '\0';
+	buf[strcspn(buf, ".")] = '\0';
+}
+
+/* gres.conf lines for this machine, plus the slurm.conf and cgroup.conf notes. */
+static int print_gres(void)
+{
+	char host[256], ranges[512], cpus[256], links[512];
+	int detailed = 0;
+
+	if (!scan_devices()) {
+		fprintf(stderr, "vnpu-smi: no vnpu devices found (is the vnpu module loaded?)\n");
+		return 1;
+	}
+	qsort(devs, ndevs, sizeof(devs[0]), cmp_minor);
+	host_name(host, sizeof(host));
+	for (int i = 0; i < ndevs; i++) {
+		node_cpus(devs[i].numa, cpus, sizeof(cpus));
+		device_links(&devs[i], links, sizeof(links));
+		detailed |= cpus[0] || links[0];
+	}
+	printf("# Slurm GRES for the %d vnpu device%s of %s (vnpu-smi gres).\n", ndevs,
+	       ndevs == 1 ? "" : "s", host);
+	printf("# slurm.conf:  GresTypes=vnpu\n");
+	printf("#              NodeName=%s ... Gres=vnpu:%d\n", host, ndevs);
+	printf("# cgroup.conf: ConstrainDevices=yes\n");
+	printf("#   so that a job opens only the /dev/accel/accelN Slurm gave it; the vnpu\n");
+	printf("#   runtime skips the nodes it may not open. Jobs ask with --gres=vnpu:N.\n");
+	printf("# gres.conf:\n");
+	if (!detailed) {
+		minor_ranges(ranges, sizeof(ranges));
+		printf("NodeName=%s Name=vnpu File=/dev/accel/accel%s%s%s\n", host,
+		       strchr(ranges, '-') || strchr(ranges, ',') ? "[" : "", ranges,
+		       strchr(ranges, '-') || strchr(ranges, ',') ? "]" : "");
+		return 0;
+	}
+	/* One line per device: its CPUs (Cores=) and its links (Links=). */
+	for (int i = 0; i < ndevs; i++) {
+		node_cpus(devs[i].numa, cpus, sizeof(cpus));
+		device_links(&devs[i], links, sizeof(links));
+		printf("NodeName=%s Name=vnpu File=/dev/accel/accel%u%s%s%s%s\n", host,
+		       devs[i].minor, cpus[0] ? " Cores=" : "", cpus, links[0] ? " Links=" : "",
+		       links);
+	}
+	return 0;
+}
+
+/* squat/generic-device-plugin configuration exposing each vnpu device node. */
+static int print_k8s(void)
+{
+	char host[256];
+
+	if (!scan_devices()) {
+		fprintf(stderr, "vnpu-smi: no vnpu devices found (is the vnpu module loaded?)\n");
+		return 1;
+	}
+	qsort(devs, ndevs, sizeof(devs[0]), cmp_minor);
+	host_name(host, sizeof(host));
+	printf("# Kubernetes: /etc/generic-device-plugin/config.yaml of the\n");
+	printf("# squat/generic-device-plugin DaemonSet on %s (vnpu-smi k8s), %d vnpu\n", host,
+	       ndevs);
+	printf("# device%s. Pods ask for whole devices with\n", ndevs == 1 ? "" : "s");
+	printf("#   resources: {limits: {squat.ai/vnpu: 1}}\n");
+	printf("# and get the device node; the vnpu runtime in the pod sees that device only.\n");
+	printf("devices:\n");
+	printf("  - name: vnpu\n");
+	printf("    groups:\n");
+	for (int i = 0; i < ndevs; i++) {
+		printf("      # vnpu%d, NUMA node %d\n", devs[i].index, devs[i].numa);
+		printf("      - paths:\n");
+		printf("          - path: /dev/accel/accel%u\n", devs[i].minor);
+	}
+	return 0;
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static void usage(FILE *out)
@@ -1652,6 +1800,8 @@ static void usage(FILE *out)
 		"       vnpu-smi quota PID [--device N] [--soft SIZE] [--hard SIZE]\n"
 		"       vnpu-smi --reset N                  reset device N (root)\n"
 		"       vnpu-smi error CODE                 explain a runtime status or errno\n"
+		"       vnpu-smi gres                       Slurm gres.conf for this machine\n"
+		"       vnpu-smi k8s                        Kubernetes generic device plugin config\n"
 		"Options:\n"
 		"  -j, --json              all devices and processes as one JSON object\n"
 		"  -p, --prometheus        Prometheus text exposition format\n"
@@ -1716,6 +1866,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "quota"))
 		return run_quota(argc - 1, argv + 1);
+	if (argc == 2 && !strcmp(argv[1], "gres"))
+		return print_gres();
+	if (argc == 2 && !strcmp(argv[1], "k8s"))
+		return print_k8s();
 	while ((c = getopt_long(argc, argv, "jphl:i:c:s:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
