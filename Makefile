@@ -4,7 +4,8 @@
 #
 #   make           build the module, runtime, tools and tests
 #   make check     install missing dependencies, run every test (host + VM)
-#   make demo      install missing dependencies, show the devices in the VM
+#   make demo      install missing dependencies, serve ONNX models on two
+#                  devices in the VM (tools/demo.plan)
 #   make troubleshooting-capture  run the leak hunt of the troubleshooting guide in the VM
 #   make lint      checkpatch --strict and a W=1 build of the module
 #   make fuzz      a long ioctl fuzz run in the VM (DURATION=seconds, SEED=n)
@@ -70,7 +71,7 @@ TOOLS := $(BUILD)/bin/vnpu-smi $(BUILD)/bin/vnpu-test-summary
 TOOLS += $(BUILD)/bin/vnpu-plan $(BUILD)/bin/vnpu-bench-exec
 TOOLS += $(BUILD)/bin/vnpu-trace
 TOOLS += $(BUILD)/bin/vnpu-poold $(BUILD)/bin/vnpu-pool
-TOOLS += $(BUILD)/bin/vnpu-run
+TOOLS += $(BUILD)/bin/vnpu-run $(BUILD)/bin/vnpu-serve
 # Planner benchmark instances (make bench-planner); not needed to build or test.
 PLANNER_DATA ?= ../shared/bench-data/planner
 VM_TESTS := $(BUILD)/selftests/vnpu_param $(BUILD)/selftests/vnpu_module \
@@ -106,7 +107,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec
-.PHONY: bench-pool bench-topo bench-lease troubleshooting-capture
+.PHONY: bench-pool bench-topo bench-lease bench-onnx troubleshooting-capture
 
 all: module runtime tools selftests hosttests
 
@@ -203,6 +204,25 @@ $(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
 
+$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
+# The demo's inference service and the ONNX benchmarks (tools/demo/vnpu-serve.c).
+$(BUILD)/bin/vnpu-serve: tools/demo/vnpu-serve.c tools/run/tensor_compare.h $(RT_SO) \
+		libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include -Itools/run $< -o $@ -L$(BUILD)/lib -lvnpurt \
+		-lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
+
+# ONNX models: load and plan time, arena against naive sum and lower bound,
+# latency on one stream, two streams and two devices, CPU reference; in the
+# VM, figures in build/bench-onnx/onnx-bench/onnx.log.
+bench-onnx: deps
+	@$(MAKE) --no-print-directory all
+	@tools/vm/run-vm.sh --plan tools/bench/onnx.plan --out $(BUILD)/bench-onnx
+
 # The device pool daemon and its CLI share the protocol code with the runtime.
 LEASE_PROTO := libruntime/lease_proto.c libruntime/lease_proto.h
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold: tools/pool/vnpu-poold.c $(LEASE_PROTO) \
@@ -211,11 +231,6 @@ $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool: tools/pool/vnpu-pool.c $(LEA
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool:
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@ $(LDFLAGS)
-
-$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) libruntime/include/vnpu.h
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
-		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
