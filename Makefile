@@ -415,7 +415,8 @@ lint: driver/vnpu_kconfig.h $(CHECKPATCH)
 # Programs for users, each with its page man/NAME.1; vnpu-test-summary and
 # the benchmarks belong to the tests and stay out.
 INSTALL_TOOLS := $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-trace \
-	$(BUILD)/inst/bin/vnpu-plan $(BUILD)/inst/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-poold
+	$(BUILD)/inst/bin/vnpu-plan $(BUILD)/inst/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-poold \
+	$(BUILD)/inst/bin/vnpu-run
 # systemd units of the vnpu pool service: tools/systemd/*.service, *.socket,
 # *.timer (none yet); each one found there is installed and uninstalled.
 SYSTEMD_UNITS := $(wildcard tools/systemd/*.service tools/systemd/*.socket \
@@ -440,6 +441,12 @@ $(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/
 $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-plan:
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt
+
+$(BUILD)/inst/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) \
+		libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt -lm \
+		-lpthread
 
 $(BUILD)/inst/bin/vnpu-trace: tools/trace/vnpu-trace.c
 	@mkdir -p $(dir $@)

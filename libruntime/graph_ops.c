@@ -605,12 +605,8 @@ static int op_reduce_t(struct gbuild *b, struct gnode *n)
 	status = norm_axes(n, axes, count, x->rank, sorted);
 	if (status != VNPU_SUCCESS)
 		return status;
-	if (!x->rank) {
-		int64_t one = 1;
-
-		(void)one;
+	if (!x->rank)
 		return set_alias(b, n, n->in[0], 0, x->dims);
-	}
 	return reduce_t(b, n, kop, sorted, count, attr_int(n, "keepdims", 1) != 0);
 }
 

@@ -47,8 +47,8 @@ t_install() {
 	for f in "usr/lib/$multiarch/libvnpurt.so.1" "usr/lib/$multiarch/libvnpurt.so" \
 		"usr/lib/$multiarch/libvnpurt.a" "usr/lib/$multiarch/pkgconfig/vnpurt.pc" \
 		usr/include/vnpu.h usr/include/drm/vnpu_accel.h usr/bin/vnpu-smi \
-		usr/bin/vnpu-trace usr/bin/vnpu-plan usr/bin/vnpu-pool usr/bin/vnpu-poold \
-		usr/share/man/man1/vnpu-pool.1 usr/share/man/man1/vnpu-poold.1 \
+		usr/bin/vnpu-trace usr/bin/vnpu-plan usr/bin/vnpu-pool usr/bin/vnpu-poold usr/bin/vnpu-run \
+		usr/share/man/man1/vnpu-pool.1 usr/share/man/man1/vnpu-poold.1 usr/share/man/man1/vnpu-run.1 \
 		etc/systemd/system/vnpu-poold.service etc/systemd/system/vnpu-poold.socket \
 		usr/share/man/man1/vnpu-smi.1 \
 		usr/share/man/man1/vnpu-trace.1 usr/share/man/man1/vnpu-plan.1 usr/share/man/man4/vnpu.4 \
