@@ -550,9 +550,66 @@ static int check_names(struct gbuild *b)
 	return VNPU_SUCCESS;
 }
 
+/* The constant of vnpu_graph_options named @name, or NULL. */
+static const struct vnpu_host_tensor *find_constant(const struct gbuild *b, const char *name)
+{
+	for (uint32_t k = 0; k < b->num_constants; k++)
+		if (!strcmp(b->constants[k].name, name))
+			return &b->constants[k];
+	return NULL;
+}
+
+/*
+ * Graph input @vi given its value @c at load: a weight of the graph. The
+ * value must have the input's type and, where the model declares them, its
+ * dimensions.
+ */
+static int add_constant_input(struct gbuild *b, const Onnx__ValueInfoProto *vi,
+			      const struct vnpu_host_tensor *c)
+{
+	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t count = 1, esize;
+	int dtype = 0, has_shape, id;
+	uint32_t rank = 0;
+	int status;
+
+	status = value_info_shape(vi, 0, 0, &dtype, &rank, dims, &has_shape);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (c->dtype != VNPU_DTYPE_FLOAT && c->dtype != VNPU_DTYPE_INT64)
+		return graph_fail(VNPU_ERROR_INVALID_VALUE,
+				  "constant '%s': element type %u (float or int64 are)",
+				  c->name, c->dtype);
+	if ((int)c->dtype != dtype)
+		return graph_fail(VNPU_ERROR_INVALID_VALUE,
+				  "constant '%s': element type %u, the model's input is %d", c->name,
+				  c->dtype, dtype);
+	if (c->rank > VNPU_HOST_TENSOR_MAX_RANK || (has_shape && c->rank != rank))
+		return graph_fail(VNPU_ERROR_INVALID_VALUE, "constant '%s': rank %u, %u expected",
+				  c->name, c->rank, rank);
+	esize = c->dtype == VNPU_DTYPE_INT64 ? 8 : 4;
+	for (uint32_t i = 0; i < c->rank; i++) {
+		if (c->dims[i] < 0 || (has_shape && c->dims[i] != dims[i]))
+			return graph_fail(VNPU_ERROR_INVALID_VALUE,
+					  "constant '%s': dimension %u is %lld, %lld expected",
+					  c->name, i, (long long)c->dims[i],
+					  (long long)(has_shape ? dims[i] : 0));
+		if (c->dims[i] && count > UINT64_MAX / 8 / (uint64_t)c->dims[i])
+			return graph_fail(VNPU_ERROR_INVALID_VALUE, "constant '%s': too large",
+					  c->name);
+		count *= (uint64_t)c->dims[i];
+	}
+	if (c->size != count * esize || (count && !c->data))
+		return graph_fail(VNPU_ERROR_INVALID_VALUE,
+				  "constant '%s': %llu bytes of data, its shape needs %llu", c->name,
+				  (unsigned long long)c->size, (unsigned long long)(count * esize));
+	return gb_add_weight(b, c->name, (int)c->dtype, c->rank, c->dims, c->data, &id);
+}
+
 static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 {
 	Onnx__GraphProto *gp = b->gp;
+	const struct vnpu_host_tensor *c;
 	size_t ni = 0;
 	int status;
 
@@ -579,6 +636,18 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 		if (status != VNPU_SUCCESS)
 			return status;
 	}
+	/* Every constant names a graph input, once. */
+	for (uint32_t k = 0; k < b->num_constants; k++) {
+		const char *name = b->constants[k].name;
+		int found = 0;
+
+		for (size_t i = 0; i < gp->n_input && !found; i++)
+			found = gp->input[i]->name && !strcmp(gp->input[i]->name, name);
+		if (!found || find_constant(b, name) != &b->constants[k])
+			return graph_fail(VNPU_ERROR_INVALID_VALUE,
+					  found ? "constant '%s' given twice" :
+					  "constant '%s' names no graph input", name);
+	}
 	g->inputs = calloc(gp->n_input ? gp->n_input : 1, sizeof(*g->inputs));
 	if (!g->inputs)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
@@ -596,9 +665,20 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 		if (find_tensor(b, vi->name) >= 0)
 			return graph_fail(VNPU_ERROR_INVALID_MODEL, "graph input '%s' listed twice",
 					  vi->name);
+		c = find_constant(b, vi->name);
+		if (c) {
+			status = add_constant_input(b, vi, c);
+			if (status != VNPU_SUCCESS)
+				return status;
+			continue;
+		}
 		status = value_info_shape(vi, b->batch, 1, &dtype, &rank, dims, &has_shape);
 		if (status != VNPU_SUCCESS)
 			return status;
+		if (dtype == VNPU_DTYPE_INT64)
+			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
+					  "graph input '%s' is int64 (a shape or axes): give its value at load (vnpu_graph_options.constants)",
+					  vi->name);
 		if (dtype != VNPU_DTYPE_FLOAT)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
 					  "graph input '%s': element type %d not supported (float is)",
@@ -1037,7 +1117,8 @@ static int allocate(struct graph_obj *g, uint32_t lanes)
 static int graph_build(struct graph_obj *g, const void *data, size_t size,
 		       const struct vnpu_graph_options *opts)
 {
-	struct gbuild b = { .batch = opts->batch };
+	struct gbuild b = { .batch = opts->batch, .constants = opts->constants,
+			    .num_constants = opts->num_constants };
 	Onnx__ModelProto *model;
 	size_t *order = NULL;
 	int status;
@@ -1153,7 +1234,8 @@ int vnpu_graph_load(struct vnpu_context ctx, const void *data, size_t size,
 	graph_error[0] = 0;
 	if (!opts)
 		opts = &defaults;
-	if (!data || !graph || opts->flags || opts->streams > MAX_LANES ||
+	if (!data || !graph || opts->flags || (opts->num_constants && !opts->constants) ||
+	    opts->streams > MAX_LANES ||
 	    opts->workspaces > MAX_WORKSPACES || !vnpu_plan_strategy_name(opts->plan_strategy))
 		return vnpu_set_status(graph_fail(VNPU_ERROR_INVALID_VALUE,
 						  "bad arguments (streams at most %u, workspaces at most %u)",

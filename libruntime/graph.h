@@ -75,6 +75,8 @@ struct gbuild {
 	struct gstep *steps;
 	size_t num_steps, cap_steps;
 	uint64_t batch;
+	const struct vnpu_host_tensor *constants;	/* vnpu_graph_options.constants */
+	uint32_t num_constants;
 };
 
 /* The operator's node being mapped. */

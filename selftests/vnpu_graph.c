@@ -176,6 +176,85 @@ TEST_F(graph, missing_file_and_bad_arguments)
 	EXPECT_EQ(self->baseline, used_settled(self->ctx, self->baseline));
 }
 
+/* A one-dimensional int64 tensor over @v. */
+static struct vnpu_host_tensor int64_vector(const char *name, int64_t *v, uint32_t n)
+{
+	struct vnpu_host_tensor t = { .dtype = VNPU_DTYPE_INT64, .rank = 1, .data = v };
+
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	t.dims[0] = n;
+	t.size = n * sizeof(*v);
+	return t;
+}
+
+TEST_F(graph, int64_inputs_are_constants_given_at_load)
+{
+	int64_t shape[2] = { 3, 4 }, three[3] = { 3, 2, 2 };
+	struct vnpu_host_tensor c = int64_vector("shape", shape, 2), in = { 0 }, out = { 0 };
+	struct vnpu_graph_options opts = { .constants = &c, .num_constants = 1 };
+	struct vnpu_host_tensor twice[2] = { c, c };
+	struct vnpu_graph_options twice_opts = { .constants = twice, .num_constants = 2 };
+	float x[12], y[12] = { 0 }, fshape[2] = { 3, 4 };
+	struct vnpu_graph_info info;
+	struct vnpu_graph g = { 0 };
+	const char *path = MODELS "/bad/shape_input.onnx";
+
+	/* Not given: refused, with what to do. */
+	expect_refused(_metadata, self, "bad/shape_input.onnx", VNPU_ERROR_NOT_SUPPORTED,
+		       (const char *const[]){ "'shape' is int64", "constants", NULL });
+	/* Given wrong: each refused, naming the constant, nothing allocated. */
+	opts.constants = NULL;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	c = int64_vector("nope", shape, 2);
+	opts.constants = &c;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "'nope' names no graph input"));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &twice_opts, &g));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "'shape' given twice"));
+	c = int64_vector("shape", three, 3);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "dimension 0 is 3, 2 expected"));
+	c = int64_vector("shape", shape, 2);
+	c.size = 8;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "8 bytes of data, its shape needs 16"));
+	c = int64_vector("shape", shape, 2);
+	c.dtype = VNPU_DTYPE_FLOAT;
+	c.data = fshape;
+	c.size = sizeof(fshape);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), "the model's input is 7"));
+	shape[0] = 5;
+	c = int64_vector("shape", shape, 2);
+	EXPECT_EQ(VNPU_ERROR_INVALID_MODEL, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	EXPECT_EQ(0, g.handle);
+	EXPECT_EQ(self->baseline, used_settled(self->ctx, self->baseline));
+
+	/* Given right: a constant of the graph, no longer a run input. */
+	shape[0] = 3;
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, path, &opts, &g));
+	shape[0] = 6;	/* copied at load: later changes do not matter */
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_get_info(g, &info));
+	EXPECT_EQ(1, info.num_inputs);
+	for (int i = 0; i < 12; i++)
+		x[i] = (float)i;
+	in.dtype = VNPU_DTYPE_FLOAT;
+	in.rank = 2;
+	in.dims[0] = 2;
+	in.dims[1] = 6;
+	in.data = x;
+	in.size = sizeof(x);
+	out.data = y;
+	out.size = sizeof(y);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	EXPECT_EQ(2, out.rank);
+	EXPECT_EQ(3, out.dims[0]);
+	EXPECT_EQ(4, out.dims[1]);
+	EXPECT_EQ(0, memcmp(x, y, sizeof(x)));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+	EXPECT_EQ(self->baseline, used_settled(self->ctx, self->baseline));
+}
+
 /* The small model: y = x W with W all ones (x 2 x 4). */
 static void small_io(struct vnpu_host_tensor *in, float *x, struct vnpu_host_tensor *out, float *y)
 {

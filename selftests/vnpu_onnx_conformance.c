@@ -4,8 +4,10 @@
  *
  * Description: ONNX's backend node tests (Debian's libonnx-testdata) on a
  * vnpu device. Every test directory holds model.onnx and
- * test_data_set_N/{input,output}_K.pb. A model the graph loader rejects as
- * not supported (an operator, attribute or type the device cannot run) is
+ * test_data_set_N/{input,output}_K.pb. The model is loaded for each data
+ * set, with the set's int64 inputs (shapes and axes) given as constants
+ * (vnpu_graph_options.constants). A model the graph loader rejects as not
+ * supported (an operator, attribute or type the device cannot run) is
  * skipped with the loader's reason; every other model must load, run and
  * match each data set's outputs within ONNX's default tolerances (rtol
  * 1e-3, atol 1e-7). One TAP result per test.
@@ -38,80 +40,130 @@ static int file_exists(const char *path)
 	return !stat(path, &st);
 }
 
-/* Runs every data set of one loaded test; 0 when all match, else why. */
-static int run_sets(struct vnpu_graph g, struct vnpu_stream s, const char *dir, char *why,
-		    size_t whylen)
-{
-	struct vnpu_graph_info info;
-	int sets = 0;
+enum outcome { PASSED, FAILED, UNSUPPORTED };
 
-	vnpu_graph_get_info(g, &info);
-	if (info.num_inputs > MAX_IO || info.num_outputs > MAX_IO) {
-		snprintf(why, whylen, "too many inputs or outputs");
-		return 1;
+/*
+ * Loads and runs one data set of a test. Its int64 inputs (shapes and axes)
+ * are given to the loader as constants, the others to the run.
+ */
+static enum outcome run_set(struct vnpu_context ctx, struct vnpu_stream s, const char *dir,
+			    int set, char *why, size_t whylen)
+{
+	struct vnpu_host_tensor in[MAX_IO] = { 0 }, want[MAX_IO] = { 0 }, got[MAX_IO] = { 0 };
+	struct vnpu_host_tensor consts[MAX_IO], runs[MAX_IO];
+	struct vnpu_graph_options opts = { 0 };
+	struct vnpu_graph_info info;
+	struct vnpu_graph g = { 0 };
+	enum outcome rc = PASSED;
+	uint32_t nin = 0, nconst = 0, nrun = 0;
+	char path[4400];
+	int status;
+
+	for (; nin < MAX_IO; nin++) {
+		snprintf(path, sizeof(path), "%s/test_data_set_%d/input_%u.pb", dir, set, nin);
+		if (!file_exists(path))
+			break;
+		status = vnpu_host_tensor_read_file(path, &in[nin]);
+		if (status != VNPU_SUCCESS) {
+			/* Data the runner cannot read: a model the loader refuses is unsupported. */
+			snprintf(why, whylen, "set %d input %u: %s", set, nin,
+				 vnpu_graph_error_message());
+			snprintf(path, sizeof(path), "%s/model.onnx", dir);
+			status = vnpu_graph_load_file(ctx, path, NULL, &g);
+			if (status == VNPU_ERROR_NOT_SUPPORTED)
+				snprintf(why, whylen, "%s", vnpu_graph_error_message());
+			rc = status == VNPU_ERROR_NOT_SUPPORTED ? UNSUPPORTED : FAILED;
+			goto out;
+		}
+		if (in[nin].dtype == VNPU_DTYPE_INT64)
+			consts[nconst++] = in[nin];
+		else
+			runs[nrun++] = in[nin];
 	}
-	for (int set = 0;; set++) {
-		struct vnpu_host_tensor in[MAX_IO] = { 0 }, want[MAX_IO] = { 0 }, got[MAX_IO] = { 0 };
-		char path[4400];
-		int rc = 0, status;
+	opts.constants = consts;
+	opts.num_constants = nconst;
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	status = vnpu_graph_load_file(ctx, path, &opts, &g);
+	if (status != VNPU_SUCCESS) {
+		snprintf(why, whylen, "%s%s%s", status == VNPU_ERROR_NOT_SUPPORTED ? "" : "load: ",
+			 status == VNPU_ERROR_NOT_SUPPORTED ? "" : vnpu_status_name(status),
+			 vnpu_graph_error_message());
+		rc = status == VNPU_ERROR_NOT_SUPPORTED ? UNSUPPORTED : FAILED;
+		goto out;
+	}
+	vnpu_graph_get_info(g, &info);
+	if (info.num_inputs != nrun || info.num_outputs > MAX_IO) {
+		snprintf(why, whylen, "set %d: %u inputs given, the graph takes %u", set, nrun,
+			 info.num_inputs);
+		rc = FAILED;
+		goto out;
+	}
+	for (uint32_t i = 0; i < info.num_outputs; i++) {
+		snprintf(path, sizeof(path), "%s/test_data_set_%d/output_%u.pb", dir, set, i);
+		status = vnpu_host_tensor_read_file(path, &want[i]);
+		if (status != VNPU_SUCCESS) {
+			snprintf(why, whylen, "set %d output %u: %s", set, i,
+				 vnpu_graph_error_message());
+			rc = FAILED;
+			goto out;
+		}
+		vnpu_graph_output_desc(g, i, &got[i]);
+		got[i].data = calloc(1, got[i].size ? got[i].size : 1);
+		if (!got[i].data) {
+			rc = FAILED;
+			goto out;
+		}
+	}
+	status = vnpu_graph_run(g, &s, 1, runs, got);
+	if (status != VNPU_SUCCESS) {
+		snprintf(why, whylen, "set %d: run: %s: %s", set, vnpu_status_name(status),
+			 vnpu_graph_error_message());
+		rc = FAILED;
+		goto out;
+	}
+	for (uint32_t i = 0; i < info.num_outputs; i++) {
+		char diff[256];
+
+		if (!vnpu_host_tensor_allclose(&got[i], &want[i], VNPU_CMP_RTOL, VNPU_CMP_ATOL,
+					      diff, sizeof(diff))) {
+			snprintf(why, whylen, "set %d output %u: %s", set, i, diff);
+			rc = FAILED;
+			break;
+		}
+	}
+out:
+	if (g.handle)
+		vnpu_graph_destroy(g);
+	for (uint32_t i = 0; i < MAX_IO; i++) {
+		vnpu_host_tensor_free(&in[i]);
+		vnpu_host_tensor_free(&want[i]);
+		free(got[i].data);
+	}
+	return rc;
+}
+
+/* Every data set of one test: the first failure or unsupported set decides. */
+static enum outcome run_test(struct vnpu_context ctx, struct vnpu_stream s, const char *dir,
+			     char *why, size_t whylen)
+{
+	char path[4400];
+	int set;
+
+	for (set = 0;; set++) {
+		enum outcome rc;
 
 		snprintf(path, sizeof(path), "%s/test_data_set_%d", dir, set);
 		if (!file_exists(path))
 			break;
-		sets++;
-		for (uint32_t i = 0; i < info.num_inputs && !rc; i++) {
-			snprintf(path, sizeof(path), "%s/test_data_set_%d/input_%u.pb", dir, set, i);
-			status = vnpu_host_tensor_read_file(path, &in[i]);
-			if (status != VNPU_SUCCESS) {
-				snprintf(why, whylen, "set %d input %u: %s", set, i,
-					 vnpu_graph_error_message());
-				rc = 1;
-			}
-		}
-		for (uint32_t i = 0; i < info.num_outputs && !rc; i++) {
-			snprintf(path, sizeof(path), "%s/test_data_set_%d/output_%u.pb", dir, set, i);
-			status = vnpu_host_tensor_read_file(path, &want[i]);
-			if (status != VNPU_SUCCESS) {
-				snprintf(why, whylen, "set %d output %u: %s", set, i,
-					 vnpu_graph_error_message());
-				rc = 1;
-				break;
-			}
-			vnpu_graph_output_desc(g, i, &got[i]);
-			got[i].data = calloc(1, got[i].size ? got[i].size : 1);
-			if (!got[i].data)
-				rc = 1;
-		}
-		if (!rc) {
-			status = vnpu_graph_run(g, &s, 1, in, got);
-			if (status != VNPU_SUCCESS) {
-				snprintf(why, whylen, "set %d: run: %s: %s", set, vnpu_status_name(status),
-					 vnpu_graph_error_message());
-				rc = 1;
-			}
-		}
-		for (uint32_t i = 0; i < info.num_outputs && !rc; i++) {
-			char diff[256];
-
-			if (!vnpu_host_tensor_allclose(&got[i], &want[i], VNPU_CMP_RTOL, VNPU_CMP_ATOL,
-						  diff, sizeof(diff))) {
-				snprintf(why, whylen, "set %d output %u: %s", set, i, diff);
-				rc = 1;
-			}
-		}
-		for (uint32_t i = 0; i < MAX_IO; i++) {
-			vnpu_host_tensor_free(&in[i]);
-			vnpu_host_tensor_free(&want[i]);
-			free(got[i].data);
-		}
-		if (rc)
-			return 1;
+		rc = run_set(ctx, s, dir, set, why, whylen);
+		if (rc != PASSED)
+			return rc;
 	}
-	if (!sets) {
+	if (!set) {
 		snprintf(why, whylen, "no test data set");
-		return 1;
+		return FAILED;
 	}
-	return 0;
+	return PASSED;
 }
 
 int main(int argc, char **argv)
@@ -155,23 +207,18 @@ int main(int argc, char **argv)
 	vnpu_mem_get_info(ctx, &before);
 
 	for (size_t i = 0; i < n; i++) {
-		char dir[4096], model[4200], why[600];
-		struct vnpu_graph g;
+		char dir[4096], why[600];
 
 		snprintf(dir, sizeof(dir), "%s/%s", root, names[i]);
-		snprintf(model, sizeof(model), "%s/model.onnx", dir);
-		status = vnpu_graph_load_file(ctx, model, NULL, &g);
-		if (status == VNPU_ERROR_NOT_SUPPORTED) {
-			ksft_test_result_skip("%s unsupported: %s\n", names[i], vnpu_graph_error_message());
-		} else if (status != VNPU_SUCCESS) {
-			ksft_test_result_fail("%s load: %s: %s\n", names[i], vnpu_status_name(status),
-					      vnpu_graph_error_message());
-		} else {
-			if (run_sets(g, s, dir, why, sizeof(why)))
-				ksft_test_result_fail("%s %s\n", names[i], why);
-			else
-				ksft_test_result_pass("%s\n", names[i]);
-			vnpu_graph_destroy(g);
+		switch (run_test(ctx, s, dir, why, sizeof(why))) {
+		case PASSED:
+			ksft_test_result_pass("%s\n", names[i]);
+			break;
+		case UNSUPPORTED:
+			ksft_test_result_skip("%s unsupported: %s\n", names[i], why);
+			break;
+		default:
+			ksft_test_result_fail("%s %s\n", names[i], why);
 		}
 		free(names[i]);
 	}

@@ -4,7 +4,8 @@
 # Description: vnpu-run on the generated models (build/onnx): outputs match
 # numpy's on one stream, on two streams and split across two devices,
 # --output-dir writes TensorProto files that match too, the memory report
-# has its four lines, and a bad model or input is refused with status 1.
+# has its four lines, an int64 input (a shape) becomes a constant given at
+# load, and a bad model or input is refused with status 1.
 # kselftest TAP.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -34,7 +35,7 @@ check() {	# LABEL MODEL ARGS...: runs and checks against the model's test data
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 check mlp-one-stream mlp
 check branches-two-streams branches --streams 2
 check mlp-split-across-two-devices mlp --devices 2
@@ -63,5 +64,13 @@ rc=$?
 sed 's/^/# /' "$out/log"
 [ $rc = 1 ] && grep -q "MISMATCH" "$out/log"
 ok $? wrong-expected-output-is-a-mismatch
+# An int64 input (Reshape's shape) is given to the loader as a constant.
+t=/usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims
+$run $t/model.onnx --input $t/test_data_set_0/input_0.pb --input $t/test_data_set_0/input_1.pb \
+	--check-outputs $t/test_data_set_0/output_0.pb >"$out/log" 2>&1
+rc=$?
+sed 's/^/# /' "$out/log"
+[ $rc = 0 ] && grep -q "matches" "$out/log"
+ok $? int64-input-is-a-constant-of-the-graph
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ $fail = 0 ]

@@ -1919,6 +1919,14 @@ struct vnpu_host_tensor {
  *	input whose first dimension is symbolic or differs (a batch split
  *	across devices loads the graph on each with its share)
  * @plan_strategy: an enum vnpu_plan_strategy for the arena
+ * @constants: graph inputs whose values are given at load, matched by name
+ *	(the tensor's @name): each becomes a constant of the graph, like an
+ *	initializer, and is no longer an input of vnpu_graph_run(). Shapes and
+ *	axes that ONNX lets a model take as int64 inputs (Reshape's shape,
+ *	Squeeze's and Unsqueeze's axes, ReduceSum's axes) must be known to plan
+ *	memory, so such inputs must be given here; float32 inputs may be. The
+ *	values are copied. NULL when @num_constants is 0
+ * @num_constants: entries at @constants
  */
 struct vnpu_graph_options {
 	uint32_t flags;
@@ -1926,6 +1934,8 @@ struct vnpu_graph_options {
 	uint32_t workspaces;
 	uint64_t batch;
 	unsigned int plan_strategy;
+	const struct vnpu_host_tensor *constants;
+	uint32_t num_constants;
 };
 
 /**

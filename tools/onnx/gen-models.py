@@ -185,6 +185,14 @@ def bad(out):
     m = model(g)
     m.opset_import[0].version = 6
     save(m, os.path.join(d, "old_opset.onnx"), check=False)
+    # Reshape to a shape given as an int64 graph input: valid, but the shape
+    # must be given at load (vnpu_graph_options.constants).
+    xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])
+    shp = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+    ys = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+                          "shape_input", [xs, shp], [ys])
+    save(model(g), os.path.join(d, "shape_input.onnx"))
     # A grouped convolution: the device runs group 1 only.
     xc = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])
     yc = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])

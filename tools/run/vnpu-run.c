@@ -10,7 +10,8 @@
  *
  * Inputs are TensorProto files (.pb, the format of ONNX's test data) or raw
  * little-endian float32 files of exactly the input's size, in the order of
- * the model's inputs. With --devices N the batch (the first dimension of
+ * the model's inputs; int64 TensorProto inputs (shapes and axes) are given
+ * to the loader as constants of the graph. With --devices N the batch (the first dimension of
  * every input) is split in N equal parts, each run by its own thread on its
  * own device, and the outputs are joined again. See Documentation/onnx.rst.
  */
@@ -163,6 +164,8 @@ int main(int argc, char **argv)
 	unsigned int ninputs = 0, nchecks = 0, nstreams = 1, ndev = 1, repeat = 1;
 	unsigned long long batch = 0;
 	struct vnpu_host_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
+	struct vnpu_host_tensor consts[MAX_IO] = { 0 };
+	uint32_t nconst = 0;
 	static struct dev_run runs[MAX_DEVICES];
 	pthread_t threads[MAX_DEVICES];
 	struct vnpu_graph_info info;
@@ -224,6 +227,22 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* int64 inputs (shapes, axes) are constants of the graph, given at load. */
+	{
+		unsigned int kept = 0;
+
+		for (unsigned int i = 0; i < ninputs; i++) {
+			if (full_in[i].data && full_in[i].dtype == VNPU_DTYPE_INT64) {
+				consts[nconst++] = full_in[i];
+				continue;
+			}
+			inputs[kept] = inputs[i];
+			full_in[kept++] = full_in[i];
+		}
+		for (unsigned int i = kept; i < ninputs; i++)
+			memset(&full_in[i], 0, sizeof(full_in[i]));
+		ninputs = kept;
+	}
 	if (ndev > 1) {
 		uint64_t b = 0;
 
@@ -243,7 +262,8 @@ int main(int argc, char **argv)
 
 	for (uint32_t dv = 0; dv < ndev; dv++) {
 		struct dev_run *d = &runs[dv];
-		struct vnpu_graph_options opts = { .streams = nstreams, .batch = batch };
+		struct vnpu_graph_options opts = { .streams = nstreams, .batch = batch,
+						   .constants = consts, .num_constants = nconst };
 
 		d->repeat = (int)repeat;
 		status = vnpu_ctx_create(dv, 0, &d->ctx);
@@ -380,6 +400,7 @@ out:
 	}
 	for (uint32_t i = 0; i < MAX_IO; i++) {
 		vnpu_host_tensor_free(&full_in[i]);
+		vnpu_host_tensor_free(&consts[i]);
 		free(full_out[i].data);
 	}
 	vnpu_finalize();

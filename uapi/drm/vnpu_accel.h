@@ -253,8 +253,10 @@ struct drm_vnpu_topology {
  * %DRM_VNPU_BO_MAPPABLE together with %DRM_VNPU_BO_HOST, or a non-zero
  * @handle or @device_addr on input; -ENOSPC when the region has no free
  * range large enough (full or fragmented); -EDQUOT when the buffer would
- * take the calling process over its VRAM soft limit; -ENOMEM when the host
- * cannot provide the backing pages (or fault injection says so).
+ * take the calling process over its VRAM soft limit; -EMFILE when the
+ * calling process already holds the module's max_bos_per_process buffers
+ * it created on the device; -ENOMEM when the host cannot provide the
+ * backing pages (or fault injection says so).
  */
 struct drm_vnpu_bo_create {
 	/** @size: in, bytes; rounded up to a whole page. */
