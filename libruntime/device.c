@@ -44,7 +44,7 @@ static struct vnpu_runtime rt;
  * changes and read without it: every call checks it, and a lock there
  * would cost the allocation fast path more than its own work.
  */
-static _Atomic int rt_call_status = VNPU_ERROR_UNINITIALIZED;
+_Atomic int vnpu_rt_call_status = VNPU_ERROR_UNINITIALIZED;
 
 int vnpu_get_param(int fd, uint32_t param, uint64_t *value)
 {
@@ -278,7 +278,7 @@ int vnpu_init(unsigned int flags)
 
 		rt.refcount++;
 		rt.ever_initialized = 1;
-		atomic_store(&rt_call_status, VNPU_SUCCESS);
+		atomic_store(&vnpu_rt_call_status, VNPU_SUCCESS);
 		rt.launch_blocking = blocking && !strcmp(blocking, "1");
 		vnpu_trace_init();
 		vnpu_log(VNPU_LOG_INFO, "init: %u of %u devices visible", rt.num_visible,
@@ -340,7 +340,7 @@ int vnpu_finalize(void)
 		status = rt.ever_initialized ? VNPU_ERROR_DEINITIALIZED : VNPU_ERROR_UNINITIALIZED;
 	} else if (rt.refcount == 1) {
 		/* New calls fail from here on; running ones hold references. */
-		atomic_store(&rt_call_status, VNPU_ERROR_DEINITIALIZED);
+		atomic_store(&vnpu_rt_call_status, VNPU_ERROR_DEINITIALIZED);
 		if (report && !strcmp(report, "1"))
 			vnpu_leak_report_locked(stderr, NULL);
 		destroy_all_objects();
@@ -353,11 +353,6 @@ int vnpu_finalize(void)
 	}
 	pthread_mutex_unlock(&rt_lock);
 	return vnpu_set_status(status);
-}
-
-int vnpu_rt_enter(void)
-{
-	return atomic_load(&rt_call_status);
 }
 
 int vnpu_rt_device(uint32_t logical, struct vnpu_rt_device *dev)

@@ -5,21 +5,39 @@
  * Handle table. A handle is (type << 56) | (generation << 32) | (slot + 1):
  * destroying an object bumps its slot's generation, so a stale handle, or
  * a handle of another type, is detected instead of reaching freed memory.
+ * Slots are read under table_lock, except by the lock-free first try of
+ * vnpu_obj_lookup_locked() (the pool allocation fast path).
  */
 #include <stdlib.h>
 
 #include "runtime.h"
 
+/*
+ * A slot is read without table_lock by the pool fast path
+ * (vnpu_obj_lookup_locked()), so @obj and @handle are atomic: writers hold
+ * table_lock and store with release, lock-free readers load with acquire.
+ */
 struct slot {
-	struct vnpu_obj *obj;
-	uint32_t generation;
+	_Atomic(struct vnpu_obj *) obj;
+	_Atomic uint64_t handle;	/* the handle naming @obj, 0 while free */
+	uint32_t generation;	/* under table_lock */
 	uint32_t next_free;	/* slot index + 1 of the next free slot, 0 = end */
 };
 
-/* Protects every field below; held only for table updates and lookups. */
+/*
+ * The slots live in chunks that never move and are never freed (a
+ * lock-free reader may hold a pointer into any of them): chunk k holds
+ * CHUNK0_SLOTS << k slots, allocated when the table first needs it, so
+ * NUM_CHUNKS chunks cover every 32-bit slot index.
+ */
+#define CHUNK0_SHIFT 6
+#define CHUNK0_SLOTS (1u << CHUNK0_SHIFT)
+#define NUM_CHUNKS 27
+static struct slot *_Atomic chunks[NUM_CHUNKS];
+
+/* Protects every field below and every slot update; held only for table updates and lookups. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct slot *slots;
-static uint32_t num_slots;
+static uint64_t num_slots;	/* slots in the allocated chunks */
 static uint32_t first_free;	/* slot index + 1, 0 = none */
 
 #define HANDLE_SLOT(h) ((uint32_t)((h) & 0xffffffffu))
@@ -30,6 +48,50 @@ static uint64_t make_handle(unsigned int type, uint32_t generation, uint32_t ind
 {
 	return ((uint64_t)type << 56) | ((uint64_t)(generation & 0xffffffu) << 32) |
 	       (uint64_t)(index + 1);
+}
+
+/* Chunk k starts at slot index CHUNK0_SLOTS * (2^k - 1). */
+static unsigned int chunk_of(uint32_t index, uint32_t *offset)
+{
+	uint64_t j = (uint64_t)index + CHUNK0_SLOTS;
+	unsigned int k = 63u - (unsigned int)__builtin_clzll(j) - CHUNK0_SHIFT;
+
+	*offset = (uint32_t)(j - ((uint64_t)CHUNK0_SLOTS << k));
+	return k;
+}
+
+/* The slot at @index, or NULL if its chunk does not exist; safe without table_lock. */
+static struct slot *slot_at(uint32_t index)
+{
+	uint32_t offset;
+	unsigned int k = chunk_of(index, &offset);
+	struct slot *chunk = atomic_load_explicit(&chunks[k], memory_order_acquire);
+
+	return chunk ? &chunk[offset] : NULL;
+}
+
+/* Adds the next chunk of free slots; under table_lock. */
+static int grow_locked(void)
+{
+	uint32_t offset;
+	unsigned int k = num_slots ? chunk_of((uint32_t)num_slots, &offset) : 0;
+	uint64_t count = (uint64_t)CHUNK0_SLOTS << k;
+	struct slot *chunk;
+
+	/* The last index stays unused: index + 1 must fit the handle's 32 bits. */
+	if (k >= NUM_CHUNKS || num_slots + count > UINT32_MAX)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	chunk = calloc(count, sizeof(*chunk));
+	if (!chunk)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (uint64_t i = 0; i < count; i++) {
+		chunk[i].generation = 1;
+		chunk[i].next_free = i + 1 < count ? (uint32_t)(num_slots + i + 2) : 0;
+	}
+	first_free = (uint32_t)num_slots + 1;
+	num_slots += count;
+	atomic_store_explicit(&chunks[k], chunk, memory_order_release);
+	return VNPU_SUCCESS;
 }
 
 static const char *const type_names[] = {
@@ -46,48 +108,46 @@ static const char *type_name(unsigned int type)
 
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type)
 {
+	struct slot *s;
 	uint32_t index;
 
 	pthread_mutex_lock(&table_lock);
 	if (!first_free) {
-		uint32_t grown = num_slots ? num_slots * 2 : 64;
-		struct slot *s = realloc(slots, grown * sizeof(*s));
+		int status = grow_locked();
 
-		if (!s) {
+		if (status != VNPU_SUCCESS) {
 			pthread_mutex_unlock(&table_lock);
-			return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+			return status;
 		}
-		for (uint32_t i = num_slots; i < grown; i++) {
-			s[i].obj = NULL;
-			s[i].generation = 1;
-			s[i].next_free = i + 1 < grown ? i + 2 : 0;
-		}
-		first_free = num_slots + 1;
-		slots = s;
-		num_slots = grown;
 	}
 	index = first_free - 1;
-	first_free = slots[index].next_free;
-	slots[index].obj = obj;
+	s = slot_at(index);
+	first_free = s->next_free;
 	atomic_init(&obj->refs, 1);
 	obj->type = type;
-	obj->handle = make_handle(type, slots[index].generation, index);
+	obj->handle = make_handle(type, s->generation, index);
+	/* @obj first: a reader that sees the handle sees the object. */
+	atomic_store_explicit(&s->obj, obj, memory_order_release);
+	atomic_store_explicit(&s->handle, obj->handle, memory_order_release);
 	pthread_mutex_unlock(&table_lock);
 	vnpu_log_site(obj->created_by, "create %s 0x%llx", type_name(type),
 		      (unsigned long long)obj->handle);
 	return VNPU_SUCCESS;
 }
 
-/* Finds the live slot of @handle; under table_lock. */
+/* Finds the live slot of @handle, an object of @type; under table_lock. */
 static struct slot *find_locked(uint64_t handle, unsigned int type)
 {
 	uint32_t index = HANDLE_SLOT(handle);
+	struct slot *s;
 
 	if (!index || index > num_slots || HANDLE_TYPE(handle) != type)
 		return NULL;
-	if (!slots[index - 1].obj || (slots[index - 1].generation & 0xffffffu) != HANDLE_GEN(handle))
+	s = slot_at(index - 1);
+	/* The whole handle: slot, generation and type of the object there. */
+	if (atomic_load_explicit(&s->handle, memory_order_relaxed) != handle)
 		return NULL;
-	return &slots[index - 1];
+	return s;
 }
 
 struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type)
@@ -98,7 +158,7 @@ struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type)
 	pthread_mutex_lock(&table_lock);
 	s = find_locked(handle, type);
 	if (s) {
-		obj = s->obj;
+		obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
 		atomic_fetch_add(&obj->refs, 1);
 	}
 	pthread_mutex_unlock(&table_lock);
@@ -119,31 +179,83 @@ int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
 	return *obj ? VNPU_SUCCESS : VNPU_ERROR_INVALID_HANDLE;
 }
 
-int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
-			   struct vnpu_obj **obj, int *ref)
+/*
+ * vnpu_obj_lookup_locked() without table_lock: the object @handle names,
+ * with its lock held, or NULL (nothing held) if the handle is not live or
+ * the slot changed meanwhile. Objects of @type are type-stable, so the
+ * lock is valid memory even if the object is destroyed under us; holding
+ * it, the slot is checked again: if it still names the object, its release
+ * (which takes that lock first, after the handle is removed) has not run.
+ */
+static struct vnpu_obj *lookup_lock_free(uint64_t handle, unsigned int type,
+					 size_t lock_offset)
 {
-	pthread_mutex_t *lock = NULL;
+	uint32_t index = HANDLE_SLOT(handle);
+	struct vnpu_lock *lock;
+	struct vnpu_obj *obj;
 	struct slot *s;
-	int status = vnpu_rt_enter();
 
-	if (status != VNPU_SUCCESS)
-		return status;
+	if (!index || HANDLE_TYPE(handle) != type)
+		return NULL;
+	s = slot_at(index - 1);
+	if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
+		return NULL;
+	obj = atomic_load_explicit(&s->obj, memory_order_acquire);
+	/*
+	 * The handle again: unchanged, @obj is the object it names, so an
+	 * object of @type, not one that took the slot since.
+	 */
+	if (!obj || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
+		return NULL;
+	lock = (struct vnpu_lock *)((char *)obj + lock_offset);
+	vnpu_lock(lock);
+	if (atomic_load_explicit(&s->handle, memory_order_acquire) == handle &&
+	    atomic_load_explicit(&s->obj, memory_order_acquire) == obj)
+		return obj;
+	vnpu_unlock(lock);
+	return NULL;
+}
+
+/* vnpu_obj_lookup_locked() under table_lock, when the lock-free try failed. */
+static __attribute__((noinline)) int lookup_locked_slow(uint64_t handle, unsigned int type,
+							size_t lock_offset,
+							struct vnpu_obj **obj, int *ref)
+{
+	struct vnpu_lock *lock = NULL;
+	struct slot *s;
+
 	pthread_mutex_lock(&table_lock);
 	s = find_locked(handle, type);
 	if (s) {
-		*obj = s->obj;
-		lock = (pthread_mutex_t *)((char *)s->obj + lock_offset);
+		*obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+		lock = (struct vnpu_lock *)((char *)*obj + lock_offset);
 		/* Never wait for it here: its holder may want table_lock. */
-		*ref = pthread_mutex_trylock(lock) != 0;
+		*ref = !vnpu_trylock(lock);
 		if (*ref)
-			atomic_fetch_add(&s->obj->refs, 1);
+			atomic_fetch_add(&(*obj)->refs, 1);
 	}
 	pthread_mutex_unlock(&table_lock);
 	if (!s)
 		return VNPU_ERROR_INVALID_HANDLE;
 	if (*ref)
-		pthread_mutex_lock(lock);
+		vnpu_lock(lock);
 	return VNPU_SUCCESS;
+}
+
+int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
+			   struct vnpu_obj **obj, int *ref)
+{
+	int status = vnpu_rt_enter();
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	*obj = lookup_lock_free(handle, type, lock_offset);
+	if (__builtin_expect(*obj != NULL, 1)) {
+		*ref = 0;
+		return VNPU_SUCCESS;
+	}
+	/* Not live, or changing: decide under table_lock. */
+	return lookup_locked_slow(handle, type, lock_offset, obj, ref);
 }
 
 /* @caller: return address of the destroying API call, NULL if the runtime's own. */
@@ -155,11 +267,13 @@ struct vnpu_obj *vnpu_handle_remove(uint64_t handle, unsigned int type, void *ca
 	pthread_mutex_lock(&table_lock);
 	s = find_locked(handle, type);
 	if (s) {
-		obj = s->obj;
-		s->obj = NULL;
+		obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+		/* The handle first: a reader that sees the slot empty sees it gone. */
+		atomic_store_explicit(&s->handle, 0, memory_order_release);
+		atomic_store_explicit(&s->obj, NULL, memory_order_release);
 		s->generation++;
 		s->next_free = first_free;
-		first_free = (uint32_t)(s - slots) + 1;
+		first_free = HANDLE_SLOT(handle);
 	}
 	pthread_mutex_unlock(&table_lock);
 	if (obj)
@@ -181,9 +295,11 @@ unsigned int vnpu_handle_for_each(unsigned int type, void (*fn)(struct vnpu_obj 
 
 	pthread_mutex_lock(&table_lock);
 	for (uint32_t i = 0; i < num_slots; i++) {
-		if (slots[i].obj && slots[i].obj->type == type) {
+		struct vnpu_obj *obj = atomic_load_explicit(&slot_at(i)->obj, memory_order_relaxed);
+
+		if (obj && obj->type == type) {
 			if (fn)
-				fn(slots[i].obj, arg);
+				fn(obj, arg);
 			count++;
 		}
 	}

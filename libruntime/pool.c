@@ -16,14 +16,55 @@
 #include "runtime.h"
 #include "trace.h"
 
+/*
+ * Pool objects are type-stable: vnpu_pool_malloc() and vnpu_pool_free()
+ * find a pool and take pool->lock without the handle table's lock
+ * (vnpu_obj_lookup_locked()), so they may lock a pool that another thread
+ * is destroying at that moment. Its memory must stay a valid lock: a
+ * released pool is not freed but goes to spare_pools, where the next
+ * pool_create_in() takes it back, its lock untouched. The memory so kept
+ * is bounded by the peak number of pools alive at once.
+ */
 struct vnpu_pool_obj {
 	struct vnpu_obj obj;
 	struct vnpu_ctx *ctx;		/* referenced */
 	int is_default;
-	pthread_mutex_t lock;		/* protects core */
+	struct vnpu_lock lock;		/* protects core; never reinitialized */
 	struct pc_pool core;
-	struct vnpu_pool_obj *next;	/* in ctx->pools, under ctx->lock */
+	struct vnpu_pool_obj *next;	/* in ctx->pools under ctx->lock, or spare_pools */
 };
+
+/* Protects spare_pools: released pools, kept for the next pool created. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vnpu_pool_obj *spare_pools;
+
+/* A zeroed pool object (zero is an unlocked lock), or NULL. */
+static struct vnpu_pool_obj *pool_obj_new(void)
+{
+	struct vnpu_pool_obj *pool;
+	size_t lock_end = offsetof(struct vnpu_pool_obj, lock) + sizeof(pool->lock);
+
+	pthread_mutex_lock(&spare_lock);
+	pool = spare_pools;
+	if (pool)
+		spare_pools = pool->next;
+	pthread_mutex_unlock(&spare_lock);
+	if (!pool)
+		return calloc(1, sizeof(*pool));
+	/* All but the lock: a stale lookup may be holding it right now. */
+	memset(pool, 0, offsetof(struct vnpu_pool_obj, lock));
+	memset((char *)pool + lock_end, 0, sizeof(*pool) - lock_end);
+	return pool;
+}
+
+/* Keeps @pool, torn down and unreachable by handle, for pool_obj_new(). */
+static void pool_obj_retire(struct vnpu_pool_obj *pool)
+{
+	pthread_mutex_lock(&spare_lock);
+	pool->next = spare_pools;
+	spare_pools = pool;
+	pthread_mutex_unlock(&spare_lock);
+}
 
 /* --- provider: segments are device allocations, fences stream points ------- */
 
@@ -97,12 +138,12 @@ static void pool_release(struct vnpu_obj *obj)
 	struct vnpu_pool_obj *pool = (struct vnpu_pool_obj *)obj;
 
 	/* A call that found the pool without a reference may still hold it. */
-	pthread_mutex_lock(&pool->lock);
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_lock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	pc_destroy(&pool->core);
-	pthread_mutex_destroy(&pool->lock);
 	vnpu_ctx_put(pool->ctx);
-	free(pool);
+	/* Not freed: see struct vnpu_pool_obj. */
+	pool_obj_retire(pool);
 }
 
 void vnpu_pool_obj_put(struct vnpu_pool_obj *pool)
@@ -132,16 +173,15 @@ static int pool_create_in(struct vnpu_ctx *ctx, void *caller, struct vnpu_pool_o
 		vnpu_log(VNPU_LOG_ERROR, "VNPU_POOL_CONF \"%s\" is malformed", conf);
 		return VNPU_ERROR_INVALID_CONFIG;
 	}
-	pool = calloc(1, sizeof(*pool));
+	pool = pool_obj_new();
 	if (!pool)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	p.arg = pool;
 	status = pc_init(&pool->core, &cfg, &p);
 	if (status != VNPU_SUCCESS) {
-		free(pool);
+		pool_obj_retire(pool);
 		return status;
 	}
-	pthread_mutex_init(&pool->lock, NULL);
 	atomic_fetch_add(&ctx->obj.refs, 1);
 	pool->ctx = ctx;
 	pool->obj.release = pool_release;
@@ -342,7 +382,7 @@ int vnpu_pool_set_attr(struct vnpu_pool handle, int attr, uint64_t value)
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	cfg = pool->core.cfg;
 	field = attr_field(&cfg, attr);
 	if (field)
@@ -355,7 +395,7 @@ int vnpu_pool_set_attr(struct vnpu_pool handle, int attr, uint64_t value)
 		    pool->core.c.reserved - pool->core.c.allocated > cfg.release_threshold)
 			pc_trim(&pool->core, pool->core.c.allocated + cfg.release_threshold);
 	}
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	vnpu_obj_put(&pool->obj);
 	return vnpu_set_status(status);
 }
@@ -372,9 +412,9 @@ int vnpu_pool_get_attr(struct vnpu_pool handle, int attr, uint64_t *value)
 	status = pool_get(handle, &pool);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	cfg = pool->core.cfg;
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	field = attr_field(&cfg, attr);
 	if (field)
 		*value = *field;
@@ -397,16 +437,18 @@ static int pool_alloc_locked(struct vnpu_pool_obj *pool, uint64_t size,
 static int pool_free_locked(struct vnpu_pool_obj *pool, uint64_t devptr,
 			    struct vnpu_stream_obj *s)
 {
+	struct pc_block *b;
+
 	if (s && s->ctx != pool->ctx)
 		return VNPU_ERROR_WRONG_CONTEXT;
-	if (!s) {
-		struct pc_block *b = pc_find(&pool->core, devptr);
-
-		/* No stream given: the one it was allocated on, if any. */
-		if (b)
-			s = b->alloc_stream;
-	}
-	return pc_free(&pool->core, devptr, s, s ? vnpu_stream_point(s) : 0);
+	b = pc_take(&pool->core, devptr);
+	if (!b)
+		return VNPU_ERROR_INVALID_VALUE;
+	/* No stream given: the one it was allocated on, if any. */
+	if (!s)
+		s = b->alloc_stream;
+	pc_free_block(&pool->core, b, s, s ? vnpu_stream_point(s) : 0);
+	return VNPU_SUCCESS;
 }
 
 int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_stream_obj *s,
@@ -414,9 +456,9 @@ int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_s
 {
 	int status;
 
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	status = pool_alloc_locked(pool, size, s, devptr);
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	return status;
 }
 
@@ -424,9 +466,9 @@ int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_
 {
 	int status;
 
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	status = pool_free_locked(pool, devptr, s);
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	return status;
 }
 
@@ -444,7 +486,7 @@ static int pool_lock(struct vnpu_pool handle, struct vnpu_pool_obj **pool, int *
 
 static void pool_unlock(struct vnpu_pool_obj *pool, int ref)
 {
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	/* Without a reference, @pool may be gone from here on. */
 	if (ref)
 		vnpu_obj_put(&pool->obj);
@@ -458,9 +500,10 @@ static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s
 }
 
 /*
- * The allocation fast path: the stream is looked up first (that takes the
- * handle table's lock, never taken under a pool's lock), then the pool is
- * found and locked in one step, without a reference.
+ * The allocation fast path: the stream, if any, is looked up first (that
+ * takes the handle table's lock, never taken under a pool's lock), then
+ * the pool is found and locked in one step, without the table's lock and
+ * without a reference: one lock and one unlock of the pool per call.
  */
 int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
 		     uint64_t *devptr)
@@ -552,10 +595,10 @@ static struct vnpu_pool_obj *pool_of(struct vnpu_ctx *ctx, uint64_t devptr)
 	pthread_mutex_unlock(&ctx->lock);
 	for (size_t i = 0; i < n; i++) {
 		if (!found) {
-			pthread_mutex_lock(&pools[i]->lock);
+			vnpu_lock(&pools[i]->lock);
 			if (pc_find(&pools[i]->core, devptr))
 				found = pools[i];
-			pthread_mutex_unlock(&pools[i]->lock);
+			vnpu_unlock(&pools[i]->lock);
 			if (found)
 				continue;
 		}
@@ -593,9 +636,9 @@ int vnpu_pool_trim(struct vnpu_pool handle, uint64_t keep)
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	pc_trim(&pool->core, keep);
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	vnpu_obj_put(&pool->obj);
 	return VNPU_SUCCESS;
 }
@@ -611,7 +654,7 @@ int vnpu_pool_get_stats(struct vnpu_pool handle, struct vnpu_pool_stats *st)
 	status = pool_get(handle, &pool);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	pc_poll_fences(&pool->core);
 	pc_usage(&pool->core, &u);
 	memset(st, 0, sizeof(*st));
@@ -636,7 +679,7 @@ int vnpu_pool_get_stats(struct vnpu_pool handle, struct vnpu_pool_stats *st)
 	st->largest_free_block = u.largest_free;
 	st->fragmentation = u.free_bytes ?
 		(uint64_t)((u.free_bytes - u.largest_free) * 1000000.0 / (double)u.free_bytes) : 0;
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	vnpu_obj_put(&pool->obj);
 	return VNPU_SUCCESS;
 }
@@ -652,10 +695,10 @@ int vnpu_pool_snapshot_json(struct vnpu_pool handle, char *buf, size_t size, siz
 	status = pool_get(handle, &pool);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	pthread_mutex_lock(&pool->lock);
+	vnpu_lock(&pool->lock);
 	pc_poll_fences(&pool->core);
 	len = pc_snapshot_json(&pool->core, buf, size);
-	pthread_mutex_unlock(&pool->lock);
+	vnpu_unlock(&pool->lock);
 	vnpu_obj_put(&pool->obj);
 	if (needed)
 		*needed = len + 1;

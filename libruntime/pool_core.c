@@ -107,11 +107,16 @@ int pc_config_parse(const char *text, struct pc_config *cfg)
 	return VNPU_SUCCESS;
 }
 
-uint64_t pc_round_size(uint64_t size)
+static inline uint64_t round_size(uint64_t size)
 {
 	if (!size || size > (1ULL << 48))
 		return 0;
 	return (size + PC_ROUND - 1) & ~(PC_ROUND - 1);
+}
+
+uint64_t pc_round_size(uint64_t size)
+{
+	return round_size(size);
 }
 
 static int size_bin(uint64_t size)
@@ -461,6 +466,24 @@ static struct pc_block *find_block(struct pc_pool *p, uint64_t rounded, int kind
 	return NULL;
 }
 
+/* Hands out free block @b, out of every list and unfenced, for @size bytes on @stream. */
+static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_t size,
+				  void *stream)
+{
+	b->free = 0;
+	b->requested = size;
+	b->alloc_stream = stream;
+	if (stream && p->prov.stream_get)
+		p->prov.stream_get(p->prov.arg, stream);
+	hash_insert(p, b);
+	p->c.allocated += b->size;
+	p->c.requested += size;
+	p->c.active_blocks++;
+	p->c.num_allocs++;
+	if (p->c.allocated > p->c.peak_allocated)
+		p->c.peak_allocated = p->c.allocated;
+}
+
 /* Takes free block @b for a request of @rounded bytes, splitting off the rest. */
 static int take_block(struct pc_pool *p, struct pc_block *b, uint64_t rounded, uint64_t size,
 		      void *stream)
@@ -469,8 +492,6 @@ static int take_block(struct pc_pool *p, struct pc_block *b, uint64_t rounded, u
 	int split = b->seg->kind == PC_SMALL ? rest >= PC_ROUND
 		  : b->seg->kind == PC_LARGE ? rest >= PC_LARGE_MIN_SPLIT : 0;
 
-	if (p->hash_count >= p->hash_size && hash_grow(p) != VNPU_SUCCESS)
-		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	if (split) {
 		struct pc_block *r = calloc(1, sizeof(*r));
 
@@ -495,18 +516,7 @@ static int take_block(struct pc_pool *p, struct pc_block *b, uint64_t rounded, u
 	}
 	/* Usable by @stream: either no fence, done, or @stream's own (ordered). */
 	fence_clear(p, b);
-	b->free = 0;
-	b->requested = size;
-	b->alloc_stream = stream;
-	if (stream && p->prov.stream_get)
-		p->prov.stream_get(p->prov.arg, stream);
-	hash_insert(p, b);
-	p->c.allocated += b->size;
-	p->c.requested += size;
-	p->c.active_blocks++;
-	p->c.num_allocs++;
-	if (p->c.allocated > p->c.peak_allocated)
-		p->c.peak_allocated = p->c.allocated;
+	mark_allocated(p, b, size, stream);
 	return VNPU_SUCCESS;
 }
 
@@ -540,25 +550,18 @@ static int is_oom(int status)
 	return status == VNPU_ERROR_OUT_OF_DEVICE_MEMORY || status == VNPU_ERROR_QUOTA_EXCEEDED;
 }
 
-int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
+/* pc_alloc() when no quick-listed block fits: the bins, then a new segment. */
+static __attribute__((noinline)) int alloc_slow(struct pc_pool *p, uint64_t size,
+						uint64_t rounded, int kind, void *stream,
+						uint64_t *addr)
 {
-	uint64_t rounded = pc_round_size(size);
-	struct pc_block *b;
-	int kind, status;
+	struct pc_block *b = find_block(p, rounded, kind, stream);
+	int status;
 
-	if (!rounded || !addr)
-		return VNPU_ERROR_INVALID_VALUE;
-	kind = kind_of(p, rounded);
-	b = kind == PC_SMALL ? quick_take(p, rounded) : NULL;
-	if (b) {
-		p->c.quick_hits++;
-	} else {
+	if (!b && p->quick_bytes) {
+		/* The quick lists may hold what merges into a fit. */
+		quick_flush(p);
 		b = find_block(p, rounded, kind, stream);
-		if (!b && p->quick_bytes) {
-			/* The quick lists may hold what merges into a fit. */
-			quick_flush(p);
-			b = find_block(p, rounded, kind, stream);
-		}
 	}
 	if (b) {
 		p->c.cache_hits++;
@@ -588,6 +591,29 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 	if (status == VNPU_SUCCESS)
 		*addr = b->addr;
 	return status;
+}
+
+int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
+{
+	uint64_t rounded = round_size(size);
+	struct pc_block *b;
+	int kind;
+
+	if (!rounded || !addr)
+		return VNPU_ERROR_INVALID_VALUE;
+	/* Room in the hash first, so that nothing taken has to be put back. */
+	if (p->hash_count >= p->hash_size && hash_grow(p) != VNPU_SUCCESS)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	kind = kind_of(p, rounded);
+	b = kind == PC_SMALL ? quick_take(p, rounded) : NULL;
+	if (!b)
+		return alloc_slow(p, size, rounded, kind, stream, addr);
+	/* Whole and unfenced (quick_put()): nothing to split or clear. */
+	p->c.quick_hits++;
+	p->c.cache_hits++;
+	mark_allocated(p, b, size, stream);
+	*addr = b->addr;
+	return VNPU_SUCCESS;
 }
 
 /*
@@ -638,14 +664,27 @@ static struct pc_block *coalesce(struct pc_pool *p, struct pc_block *b)
 	return b;
 }
 
-int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point)
+struct pc_block *pc_take(struct pc_pool *p, uint64_t addr)
 {
 	struct pc_block *b = hash_take(p, addr);
 
-	if (!b) {
+	if (!b)
 		p->c.bad_frees++;
+	return b;
+}
+
+int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point)
+{
+	struct pc_block *b = pc_take(p, addr);
+
+	if (!b)
 		return VNPU_ERROR_INVALID_VALUE;
-	}
+	pc_free_block(p, b, stream, point);
+	return VNPU_SUCCESS;
+}
+
+void pc_free_block(struct pc_pool *p, struct pc_block *b, void *stream, uint64_t point)
+{
 	/* The fence first: @stream may be the allocating stream, referenced only by @b. */
 	if (stream && point)
 		fence_set(p, b, stream, point);
@@ -664,7 +703,6 @@ int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point)
 		quick_flush(p);
 		release_free_segments(p, p->cfg.release_threshold, 1);
 	}
-	return VNPU_SUCCESS;
 }
 
 void pc_poll_fences(struct pc_pool *p)

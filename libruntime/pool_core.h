@@ -172,6 +172,13 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr);
  * of a live block (unknown address, or a double free).
  */
 int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point);
+/*
+ * pc_free() in two steps, for a caller that picks the fence from the block
+ * (its alloc_stream): pc_take() unlinks the live block at @addr, or returns
+ * NULL (counted in bad_frees) if there is none; pc_free_block() frees it.
+ */
+struct pc_block *pc_take(struct pc_pool *p, uint64_t addr);
+void pc_free_block(struct pc_pool *p, struct pc_block *b, void *stream, uint64_t point);
 /* The live block at @addr, or NULL. */
 struct pc_block *pc_find(struct pc_pool *p, uint64_t addr);
 /* Releases free segments until at most @keep bytes are reserved. */

@@ -15,6 +15,7 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "lock.h"
 #include "vnpu.h"
 
 /* One opened vnpu accel node, used for device-wide queries. */
@@ -115,7 +116,12 @@ struct vnpu_stream_obj {
 };
 
 /* runtime state, device.c */
-int vnpu_rt_enter(void);
+extern _Atomic int vnpu_rt_call_status;
+/* VNPU_SUCCESS between init and finalize, else the error a call gets. */
+static inline int vnpu_rt_enter(void)
+{
+	return atomic_load(&vnpu_rt_call_status);
+}
 void vnpu_rt_exit(void);
 int vnpu_rt_device(uint32_t logical, struct vnpu_rt_device *dev);
 
@@ -134,13 +140,18 @@ int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type);
 struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type);
 int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
 /*
- * The fast path of calls that do all their work under one mutex of the
- * object, at @lock_offset in it: the live object @handle names, returned
- * with that mutex held. The mutex is taken while the table still holds the
- * object, so no reference is needed (*@ref = 0) unless it was busy
- * (*@ref = 1: one was taken; put it after unlocking). Objects looked up
- * this way must take and drop that mutex in their release before freeing.
- * Lock order: table_lock, then the object's mutex, only ever tried.
+ * The fast path of calls that do all their work under one struct
+ * vnpu_lock of the object, at @lock_offset in it: the live object @handle
+ * names, returned with that lock held and no reference (*@ref = 0), or,
+ * if the lock was busy while the table was locked, with one (*@ref = 1:
+ * put it after unlocking). It first tries without table_lock: the slot is
+ * read lock-free, the object's lock taken, and the slot checked again.
+ * Objects of @type must therefore be type-stable: their memory is never
+ * freed and stays a lock while the library is loaded (a lookup may lock an
+ * object being destroyed), and their release takes and drops that lock
+ * before tearing anything down. Pools are (pool.c).
+ * Lock order: table_lock, then the object's lock, only ever tried; the
+ * lock-free path takes the object's lock holding nothing.
  */
 int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offset,
 			   struct vnpu_obj **obj, int *ref);

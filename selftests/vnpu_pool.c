@@ -6,8 +6,9 @@
  * driver: copies on block addresses, reuse, stream-ordered reuse across two
  * streams proven with DELAY work and event state (never timings), OOM
  * retry on a small device, bad input, the JSON snapshot, data cache hits,
- * eviction behind queued readers, teardown with everything live, and a
- * pool destroyed while other threads allocate from it.
+ * eviction behind queued readers, teardown with everything live, a pool
+ * destroyed while other threads allocate from it, and pools destroyed and
+ * recreated under allocating threads.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -360,6 +361,128 @@ TEST_F(pool, pool_destroyed_while_threads_allocate)
 	for (int i = 0; i < THREADS; i++)
 		if (u[i].stale)
 			EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, u[i].last);
+}
+
+struct pool_churn {
+	_Atomic uint64_t current;	/* handle of the newest pool */
+	_Atomic uint64_t previous;	/* the pool destroyed next, then stale */
+	atomic_int calls;		/* calls made by all threads */
+	atomic_int stop;
+};
+
+struct churn_user {
+	struct pool_churn *churn;
+	int ok, stale, bad;		/* successes, INVALID_HANDLE, anything else */
+};
+
+static void churn_count(struct churn_user *u, int status)
+{
+	if (status == VNPU_SUCCESS)
+		u->ok++;
+	else if (status == VNPU_ERROR_INVALID_HANDLE)
+		u->stale++;
+	else
+		u->bad++;
+}
+
+/* Allocates and frees on the newest and on the previous pool, live or not (bounded). */
+static void *churn_user_run(void *arg)
+{
+	struct churn_user *u = arg;
+	uint64_t d;
+
+	for (int i = 0; i < 1000000 && !atomic_load(&u->churn->stop); i++) {
+		_Atomic uint64_t *which = i & 1 ? &u->churn->previous : &u->churn->current;
+		struct vnpu_pool p = { atomic_load(which) };
+		int s = vnpu_pool_malloc(p, 512 + (uint64_t)(i % 32) * 2048,
+					 (struct vnpu_stream){ 0 }, &d);
+
+		churn_count(u, s);
+		if (s == VNPU_SUCCESS)
+			churn_count(u, vnpu_pool_free(p, d, (struct vnpu_stream){ 0 }));
+		atomic_fetch_add(&u->churn->calls, 1);
+	}
+	return NULL;
+}
+
+/* Waits until the threads made @n more calls (bounded: 2 s at most). */
+static void wait_for_calls(struct pool_churn *churn, int n)
+{
+	int target = atomic_load(&churn->calls) + n;
+
+	for (int i = 0; i < 2000 && atomic_load(&churn->calls) < target; i++)
+		usleep(1000);
+}
+
+/*
+ * Pools destroyed and created while other threads allocate from them: a
+ * destroyed pool's slot goes to an event at once, and its memory to the
+ * next pool, so a stale handle meets a slot of another type and a pool
+ * object reused under a new handle. Every call succeeds or is refused
+ * with VNPU_ERROR_INVALID_HANDLE, and the device memory comes back.
+ */
+TEST_F(pool, pools_destroyed_and_recreated_under_allocating_threads)
+{
+	enum { THREADS = 3, ROUNDS = 30 };
+	struct churn_user u[THREADS] = { 0 };
+	struct vnpu_pool pools[ROUNDS + 1];
+	struct pool_churn churn = { 0 };
+	uint64_t before = vram_used(), d;
+	pthread_t t[THREADS];
+	int ok = 0, stale = 0, rounds = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_create(self->ctx, 0, &pools[0]));
+	atomic_store(&churn.current, pools[0].handle);
+	atomic_store(&churn.previous, pools[0].handle);
+	for (int i = 0; i < THREADS; i++) {
+		u[i].churn = &churn;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, churn_user_run, &u[i]));
+	}
+	/* No ASSERT until the threads are joined: they use this frame. */
+	for (int r = 1; r <= ROUNDS; r++) {
+		struct vnpu_event e;
+
+		rounds = r;
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_create(self->ctx, 0, &pools[r]));
+		if (_metadata->exit_code)
+			break;
+		atomic_store(&churn.previous, pools[r - 1].handle);
+		atomic_store(&churn.current, pools[r].handle);
+		/* Let them work on both a little (bounded, not timed), then destroy under them. */
+		wait_for_calls(&churn, 100);
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(pools[r - 1]));
+		/* The freed slot now names an event. */
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, 0, &e));
+		EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE,
+			  vnpu_pool_malloc(pools[r - 1], 64, (struct vnpu_stream){ 0 }, &d));
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(e));
+		/* And on the stale handle a little. */
+		wait_for_calls(&churn, 100);
+	}
+	atomic_store(&churn.stop, 1);
+	for (int i = 0; i < THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+		EXPECT_EQ(0, u[i].bad);
+		ok += u[i].ok;
+		stale += u[i].stale;
+	}
+	TH_LOG("%d calls succeeded, %d were refused as stale", ok, stale);
+	EXPECT_GT(ok, 0);
+	ASSERT_EQ(ROUNDS, rounds);
+	/* The last pool still works; every earlier handle stays refused. */
+	ASSERT_EQ(VNPU_SUCCESS,
+		  vnpu_pool_malloc(pools[ROUNDS], 4096, (struct vnpu_stream){ 0 }, &d));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_free(pools[ROUNDS], d, (struct vnpu_stream){ 0 }));
+	for (int r = 0; r < ROUNDS; r++) {
+		EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE,
+			  vnpu_pool_malloc(pools[r], 64, (struct vnpu_stream){ 0 }, &d));
+		EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE,
+			  vnpu_pool_free(pools[r], d, (struct vnpu_stream){ 0 }));
+		EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_pool_destroy(pools[r]));
+	}
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(pools[ROUNDS]));
+	/* Every segment of every pool went back to the driver. */
+	EXPECT_EQ(before, vram_used_settled(before));
 }
 
 /* On a 64 MiB device: cached segments are given back when the driver is full. */
