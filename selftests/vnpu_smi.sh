@@ -12,6 +12,9 @@ set -u
 bin=${VNPU_BIN:-build/bin}
 smi=$bin/vnpu-smi
 work=${VNPU_WORK:-build/selftests/vnpu_smi_work}
+# The tests kill their workloads; this only bounds a stray one. Generous,
+# because a debug kernel runs the queries many times slower.
+work_bound=3600
 tmp=$(mktemp -d)
 pass=0 fail=0 n=0
 pids=()
@@ -121,7 +124,7 @@ all | main | input | watch | trace) ;;
 esac
 want() { [ "$section" = all ] || [ "$section" = "$1" ]; }
 
-start_hold 3 64 280 0 || { echo "1..0 # SKIP workload"; exit 1; }
+start_hold 3 64 "$work_bound" 0 || { echo "1..0 # SKIP workload"; exit 1; }
 p1=$hold_pid
 
 if want main; then
@@ -251,7 +254,7 @@ t "unknown option: usage, status 2" bash -c "$smi --frobnicate 2>$tmp/e; [ \$? =
 # device files a process opens and closes back to back.
 (for _ in $(seq 8); do "$work" hold 1 0 0 >/dev/null 2>&1; done) &
 churn=$!
-start_work churn 120
+start_work churn "$work_bound"
 fchurn=$work_pid
 "$smi" --watch "$fchurn" -i 0.05 -c 10 >"$tmp/wc" 2>&1 &
 wc_pid=$!
@@ -278,7 +281,7 @@ if want watch; then
 
 t "watch samples with timestamps, stops at count" \
 	bash -c "$smi --watch $p1 -i 0.1 -c 4 >$tmp/w && [ \$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} +3 +[0-9]+ +[0-9]+ +[0-9]+ +3211264$' $tmp/w) = 4 ] && grep -q 'no growth' $tmp/w"
-start_hold 1 0 240 0
+start_hold 1 0 "$work_bound" 0
 "$smi" --watch "$hold_pid" -i 0.2 -c 1000 >"$tmp/w" 2>&1 &
 watch_pid=$!
 wait_lines "$tmp/w" '^[0-9]{2}:' 1
@@ -290,8 +293,8 @@ t "watch of a process that exits mid-watch" grep -q "pid $hold_pid exited" "$tmp
 # more streams (a queue and a syncobj each), four more events (a syncobj
 # each) and five more 64 KiB buffers than a baseline process shows exactly
 # that many more of each, in --watch and in the query fields.
-start_work objects 1 0 0 0 120 && base_pid=$work_pid
-start_work objects 2 3 4 5 120 && more_pid=$work_pid
+start_work objects 1 0 0 0 "$work_bound" && base_pid=$work_pid
+start_work objects 2 3 4 5 "$work_bound" && more_pid=$work_pid
 read -r bc bq bs bb by <<<"$(watch_counts "$base_pid")"
 read -r mc mq ms mb my <<<"$(watch_counts "$more_pid")"
 echo "# watch baseline: $bc $bq $bs $bb $by; with the objects: $mc $mq $ms $mb $my"
@@ -319,7 +322,7 @@ kill "$base_pid" "$more_pid" 2>/dev/null
 # not. On SIGUSR1 the workload opens three contexts, each with a stream, an
 # event and a buffer; on SIGUSR2 it destroys them. The watch is stopped once
 # the second half of its samples all come after the last change.
-start_work grow 3 240
+start_work grow 3 "$work_bound"
 grow_pid=$work_pid grow_out=$work_out
 watch_phase() { # OUT RELEASE: one growth, then a release if RELEASE=1
 	local n wp
