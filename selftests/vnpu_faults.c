@@ -270,7 +270,7 @@ TEST_F_TIMEOUT(faults, every_failure_point_unwinds, 1200)
 TEST_F_TIMEOUT(faults, fail_function_reaches_the_same_sites, 300)
 {
 	const char *dir = "/sys/kernel/debug/fail_function";
-	char path[256];
+	char path[256], retval[32];
 	struct snapshot now;
 	int ret;
 
@@ -281,8 +281,10 @@ TEST_F_TIMEOUT(faults, fail_function_reaches_the_same_sites, 300)
 	ASSERT_EQ(0, vnpu_write_path(path, "0"));
 	snprintf(path, sizeof(path), "%s/inject", dir);
 	ASSERT_EQ(0, vnpu_write_path(path, "vnpu_fault_inject"));
+	/* The file takes the value unsigned: -ENOMEM as a 64-bit word. */
 	snprintf(path, sizeof(path), "%s/vnpu_fault_inject/retval", dir);
-	ASSERT_EQ(0, vnpu_write_path(path, "-12")); /* -ENOMEM */
+	snprintf(retval, sizeof(retval), "%#llx", (unsigned long long)-ENOMEM);
+	ASSERT_EQ(0, vnpu_write_path(path, retval));
 	snprintf(path, sizeof(path), "%s/probability", dir);
 	ASSERT_EQ(0, vnpu_write_path(path, "100"));
 	snprintf(path, sizeof(path), "%s/times", dir);
