@@ -336,7 +336,8 @@ static int intruder(int sock, const struct secrets *s)
 	return 0;
 }
 
-TEST_F(sec, no_process_reaches_another_ones_memory)
+/* The guessing loops take minutes on a KASAN kernel: a bound above the default 30 s. */
+TEST_F_TIMEOUT(sec, no_process_reaches_another_ones_memory, 300)
 {
 	struct buf a[2] = {};
 	struct secrets s = {};
