@@ -717,10 +717,9 @@ static int driver_write(const char *what, const char *dev)
 }
 
 /*
- * Unplug with jobs running and queued: every fence signals with -ENODEV
- * (unless the job timeout ended the first job before), ioctls fail with
- * -ENODEV, mappings stay readable, and once the file is closed the device
- * can be bound again. Runs last: it rebinds device 0.
+ * Unplug with jobs running and queued: every fence signals with -ENODEV,
+ * ioctls fail with -ENODEV, mappings stay readable, and once the file is
+ * closed the device can be bound again. Runs last: it rebinds device 0.
  */
 TEST(zz_unplug_with_jobs_in_flight)
 {
@@ -732,12 +731,19 @@ TEST(zz_unplug_with_jobs_in_flight)
 	unsigned long job_timeout_ms;
 	char param[32];
 	struct buf b;
-	int fd = vnpu_open_nth(0), ret;
+	int fd = vnpu_open_nth(0);
 
 	if (fd < 0)
 		SKIP(return, "no vnpu device");
 	ASSERT_EQ(0, vnpu_module_param("job_timeout_ms", param, sizeof(param)));
 	job_timeout_ms = strtoul(param, NULL, 10);
+	/*
+	 * The jobs must still be running at the unbind: with a job timeout
+	 * shorter than the slow job (group job-timeout), when the timeout ends
+	 * it first depends on the machine's speed. The other groups run it.
+	 */
+	if (job_timeout_ms * 1000000ULL < DRM_VNPU_MAX_DELAY_NS / 2)
+		SKIP(close(fd); return, "job_timeout_ms=%lu ends the slow job first", job_timeout_ms);
 	ASSERT_EQ(0, vnpu_sysfs_dir(fd, dir, sizeof(dir)));
 	*strrchr(dir, '/') = '\0';
 	ASSERT_NE(NULL, realpath(dir, real));
@@ -758,19 +764,8 @@ TEST(zz_unplug_with_jobs_in_flight)
 
 	start = now_ns();
 	ASSERT_EQ(0, driver_write("unbind", name));
-	ret = sync_file_wait(first_sf, 5000);
-	/*
-	 * With a job timeout shorter than the delay (group job-timeout), a slow
-	 * kernel may time the first job out before the unbind: then the queue
-	 * is guilty and its later jobs are cancelled, or the unbind ends them.
-	 */
-	if (ret == -ETIMEDOUT && job_timeout_ms < DRM_VNPU_MAX_DELAY_NS / 2 / 1000000) {
-		ret = sync_file_wait(last_sf, 5000);
-		EXPECT_TRUE(ret == -ECANCELED || ret == -ENODEV) TH_LOG("last job: %d", ret);
-	} else {
-		EXPECT_EQ(-ENODEV, ret);
-		EXPECT_EQ(-ENODEV, sync_file_wait(last_sf, 5000));
-	}
+	EXPECT_EQ(-ENODEV, sync_file_wait(first_sf, 5000));
+	EXPECT_EQ(-ENODEV, sync_file_wait(last_sf, 5000));
 	EXPECT_LT(now_ns() - start, 3000000000ULL);
 	close(first_sf);
 	close(last_sf);
