@@ -276,6 +276,14 @@ TEST_F_TIMEOUT(faults, fail_function_reaches_the_same_sites, 300)
 
 	if (access(dir, F_OK))
 		SKIP(return, "kernel without CONFIG_FAIL_FUNCTION");
+	/*
+	 * 6.12's should_fail_ex() draws get_random_u32_below() inside the
+	 * kprobe's int3 handler: lockdep reports crngs.lock taken in NMI
+	 * context and then switches itself off for the rest of the boot. The
+	 * report is the kernel's, not vnpu's; run this only when asked.
+	 */
+	if (!getenv("VNPU_FAIL_FUNCTION") || strcmp(getenv("VNPU_FAIL_FUNCTION"), "1"))
+		SKIP(return, "set VNPU_FAIL_FUNCTION=1 (a lockdep report from the kernel's fault-inject core)");
 	/* verbose 0: no stack dump per injection (a "Call Trace" in the log). */
 	snprintf(path, sizeof(path), "%s/verbose", dir);
 	ASSERT_EQ(0, vnpu_write_path(path, "0"));
