@@ -103,6 +103,8 @@ HOST_TESTS += $(BUILD)/host/packaging-checks
 # As root: DKMS build, Debian packages built, installed, used in the VM and
 # purged (selftests/packaging/system-checks.sh; skips itself otherwise).
 HOST_TESTS += $(BUILD)/host/packaging-system
+# The VM runner with a fake QEMU: KVM probe, fallback, stall and oops verdicts.
+HOST_TESTS += $(BUILD)/host/run-vm-test
 
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
@@ -589,7 +591,8 @@ deb:
 # The packaging tests as host test programs for tools/check.sh.
 $(BUILD)/host/packaging-checks: selftests/packaging/host-checks.sh
 $(BUILD)/host/packaging-system: selftests/packaging/system-checks.sh
-$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system:
+$(BUILD)/host/run-vm-test: selftests/host/run-vm-test.sh
+$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system $(BUILD)/host/run-vm-test:
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s" "$$@"\n' $< >$@
 	chmod +x $@
