@@ -677,7 +677,6 @@ TEST_F(submit, job_timeout_fails_the_job)
 	struct drm_vnpu_cmd slow = cmd_delay(DRM_VNPU_MAX_DELAY_NS);
 	struct drm_vnpu_cmd ok = cmd_fill(self->host.addr, 4, 0x1234);
 	uint32_t done = syncobj_create(self->fd, 0), behind = syncobj_create(self->fd, 0);
-	uint64_t start = now_ns();
 	uint32_t q2 = 0;
 	char buf[32];
 
@@ -697,7 +696,6 @@ TEST_F(submit, job_timeout_fails_the_job)
 	ASSERT_EQ(0, syncobj_wait(self->fd, done, 5000));
 	EXPECT_EQ(1, syncobj_status(self->fd, done));
 	EXPECT_EQ(0x1234, *(uint32_t *)self->host.map);
-	EXPECT_LT(now_ns() - start, 5000000000ULL);
 }
 
 /* Writes @dev to /sys/bus/platform/drivers/vnpu/@what (bind or unbind). */
@@ -727,7 +725,7 @@ TEST(zz_unplug_with_jobs_in_flight)
 	char dir[256], real[PATH_MAX], *name;
 	uint32_t q = 0, first, last;
 	int first_sf, last_sf;
-	uint64_t v = 0, start;
+	uint64_t v = 0;
 	unsigned long job_timeout_ms;
 	char param[32];
 	struct buf b;
@@ -762,11 +760,10 @@ TEST(zz_unplug_with_jobs_in_flight)
 	ASSERT_LE(0, last_sf);
 	usleep(50000);
 
-	start = now_ns();
+	/* -ENODEV, not 0: the unbind, not the jobs' own end, signalled them. */
 	ASSERT_EQ(0, driver_write("unbind", name));
 	EXPECT_EQ(-ENODEV, sync_file_wait(first_sf, 5000));
 	EXPECT_EQ(-ENODEV, sync_file_wait(last_sf, 5000));
-	EXPECT_LT(now_ns() - start, 3000000000ULL);
 	close(first_sf);
 	close(last_sf);
 	EXPECT_EQ(-ENODEV, syncobj_wait(fd, first, 0));
