@@ -53,7 +53,9 @@ KSFT_DIR := $(BUILD)/linux/tools/testing/selftests
 KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 CHECKPATCH := $(BUILD)/linux/scripts/checkpatch.pl
 
-RT_SRCS := $(wildcard libruntime/*.c)
+# The runtime's layers (Documentation/architecture.rst): core/, mm/, graph/,
+# multi/, and init.c above them all.
+RT_SRCS := $(wildcard libruntime/*.c libruntime/*/*.c)
 # ONNX models are parsed by protobuf-c code generated from Debian's
 # onnx.proto (libonnx-dev) at build time; none of it is committed.
 ONNX_PROTO := /usr/include/onnx/onnx.proto
@@ -62,7 +64,8 @@ RT_OBJS := $(RT_SRCS:libruntime/%.c=$(BUILD)/obj/libruntime/%.o) $(BUILD)/obj/ge
 RT_SONAME := libvnpurt.so.1
 RT_SO := $(BUILD)/lib/$(RT_SONAME)
 RT_A := $(BUILD)/lib/libvnpurt.a
-RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include -I$(BUILD)/gen
+RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include -Ilibruntime \
+	-I$(BUILD)/gen
 # Only the symbols of the version script are exported (tools/abi-check.sh).
 RT_MAP := libruntime/libvnpurt.map
 RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
@@ -171,7 +174,7 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*.h libruntime/include/*.h) \
+$(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*/*.h libruntime/include/*.h) \
 		uapi/drm/vnpu_accel.h $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
@@ -224,13 +227,13 @@ bench-onnx: deps
 	@tools/vm/run-vm.sh --plan tools/bench/onnx.plan --out $(BUILD)/bench-onnx
 
 # The device pool daemon and its CLI share the protocol code with the runtime.
-LEASE_PROTO := libruntime/lease_proto.c libruntime/lease_proto.h
+LEASE_PROTO := libruntime/multi/lease_proto.c libruntime/multi/lease_proto.h
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold: tools/pool/vnpu-poold.c $(LEASE_PROTO) \
 		uapi/drm/vnpu_accel.h
 $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool: tools/pool/vnpu-pool.c $(LEASE_PROTO)
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool:
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@ $(LDFLAGS)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/multi $(filter %.c,$^) -o $@ $(LDFLAGS)
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
@@ -254,7 +257,7 @@ bench-pool: $(BUILD)/bin/vnpu-bench-pool module
 # (tools/bench/lease.plan); figures in build/bench-lease/bench-lease/bench.log.
 $(BUILD)/bin/vnpu-bench-lease: tools/bench/vnpu-bench-lease.c $(LEASE_PROTO)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@
+	$(CC) $(USER_CFLAGS) -Ilibruntime/multi $(filter %.c,$^) -o $@
 
 bench-lease: $(BUILD)/bin/vnpu-bench-lease $(BUILD)/bin/vnpu-poold module
 	tools/vm/run-vm.sh --plan tools/bench/lease.plan --out $(BUILD)/bench-lease
@@ -298,30 +301,30 @@ $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_u
 
 hosttests: $(HOST_TESTS)
 
-$(BUILD)/host/status_test: selftests/host/status_test.c libruntime/status.c \
+$(BUILD)/host/status_test: selftests/host/status_test.c libruntime/core/status.c \
 		libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
 
 $(BUILD)/host/lease_proto_test: selftests/host/lease_proto_test.c $(LEASE_PROTO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime $(filter %.c,$^) -o $@
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/multi $(filter %.c,$^) -o $@
 
 $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
-$(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c libruntime/status.c \
+$(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
 		libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
 
-$(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/pool_core.c \
-		libruntime/pool_core.h libruntime/include/vnpu.h $(KSFT_HEADERS)
+$(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/mm/pool_core.c \
+		libruntime/mm/pool_core.h libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/mm \
 		$(filter %.c,$^) -o $@
 
 check: deps

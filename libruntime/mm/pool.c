@@ -13,8 +13,8 @@
 #include <xf86drm.h>
 
 #include "pool_core.h"
-#include "runtime.h"
-#include "trace.h"
+#include "core/runtime.h"
+#include "core/trace.h"
 
 /*
  * Pool objects are type-stable: vnpu_pool_malloc() and vnpu_pool_free()

@@ -16,8 +16,8 @@
 
 #include <xf86drm.h>
 
-#include "runtime.h"
-#include "trace.h"
+#include "core/runtime.h"
+#include "core/trace.h"
 
 #define DC_MAX_USERS 16
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "lease_proto.h"
-#include "runtime.h"
+#include "core/runtime.h"
 
 struct held_lease {
 	uint64_t id;

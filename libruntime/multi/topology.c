@@ -15,7 +15,7 @@
 
 #include <xf86drm.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 /* 0 or the status of a failed topology query. */
 static int driver_status(int err)

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "onnx/onnx.pb-c.h"
-#include "runtime.h"
+#include "core/runtime.h"
 
 /* Where a tensor lives on the device. */
 enum gt_class {
