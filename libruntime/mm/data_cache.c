@@ -18,6 +18,7 @@
 
 #include "core/runtime.h"
 #include "core/trace.h"
+#include "mm.h"
 
 #define DC_MAX_USERS 16
 

@@ -27,6 +27,7 @@
 #include <xf86drm.h>
 
 #include "core/runtime.h"
+#include "multi.h"
 
 #define VNPU_COMM_MAX_RANKS 64
 /* Largest n of one ADD launch (the driver's dimension limit). */
