@@ -7,7 +7,8 @@
 #   make demo      install missing dependencies, serve ONNX models on two
 #                  devices in the VM (tools/demo.plan)
 #   make troubleshooting-capture  run the leak hunt of the troubleshooting guide in the VM
-#   make lint      checkpatch --strict and a W=1 build of the module
+#   make lint      checkpatch --strict and a W=1 build of the module; the
+#                  runtime's layers (tools/layer-check.sh)
 #   make fuzz      a long ioctl fuzz run in the VM (DURATION=seconds, SEED=n)
 #   make install   install module, udev rule, runtime, tools and man pages
 #                  (DESTDIR, PREFIX, LIBDIR, ...; see Documentation/install.rst)
@@ -100,6 +101,8 @@ HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
 HOST_TESTS += $(BUILD)/host/lease_proto_test
+# The runtime's layers: tools/layer-check.sh on the tree and on broken copies.
+HOST_TESTS += $(BUILD)/host/layer-check
 # ABI list, man pages, uAPI in C/C++, DESTDIR install and an example built
 # against it (selftests/packaging/host-checks.sh).
 HOST_TESTS += $(BUILD)/host/packaging-checks
@@ -399,6 +402,7 @@ troubleshooting-capture: deps
 # --- quality gates ------------------------------------------------------------
 
 lint: driver/vnpu_kconfig.h $(CHECKPATCH)
+	tools/layer-check.sh
 	perl $(CHECKPATCH) --no-tree --strict --quiet -f \
 		$(filter-out %.mod.c driver/vnpu_kconfig.h,$(wildcard driver/*.c driver/*.h)) \
 		uapi/drm/vnpu_accel.h
@@ -589,10 +593,11 @@ dkms-uninstall:
 deb:
 	tools/build-deb.sh $(BUILD)/deb
 
-# The packaging tests as host test programs for tools/check.sh.
+# The packaging and layer tests as host test programs for tools/check.sh.
 $(BUILD)/host/packaging-checks: selftests/packaging/host-checks.sh
 $(BUILD)/host/packaging-system: selftests/packaging/system-checks.sh
-$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system:
+$(BUILD)/host/layer-check: selftests/host/layer-check-test.sh tools/layer-check.sh
+$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system $(BUILD)/host/layer-check:
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s" "$$@"\n' $< >$@
 	chmod +x $@
