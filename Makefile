@@ -62,6 +62,8 @@ RT_SRCS := $(wildcard libruntime/*.c libruntime/*/*.c)
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 ONNX_GEN := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h
 RT_OBJS := $(RT_SRCS:libruntime/%.c=$(BUILD)/obj/libruntime/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
+# The public headers: vnpu.h and the per-area headers it includes.
+RT_HEADERS := libruntime/include/vnpu.h $(wildcard libruntime/include/vnpu/*.h)
 RT_SONAME := libvnpurt.so.1
 RT_SO := $(BUILD)/lib/$(RT_SONAME)
 RT_A := $(BUILD)/lib/libvnpurt.a
@@ -177,7 +179,7 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*/*.h libruntime/include/*.h) \
+$(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*/*.h) $(RT_HEADERS) \
 		uapi/drm/vnpu_accel.h $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
@@ -196,12 +198,12 @@ $(RT_A): $(RT_OBJS)
 
 tools: $(TOOLS)
 
-$(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
-$(BUILD)/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -210,14 +212,14 @@ $(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
 
-$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # The demo's inference service and the ONNX benchmarks (tools/demo/vnpu-serve.c).
 $(BUILD)/bin/vnpu-serve: tools/demo/vnpu-serve.c tools/run/tensor_compare.h $(RT_SO) \
-		libruntime/include/vnpu.h
+		$(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include -Itools/run $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
@@ -248,7 +250,7 @@ bench-planner: $(BUILD)/bin/vnpu-plan
 	done
 
 # Pool and data cache benchmark in the VM (tools/bench/pool.plan); reports, never asserts.
-$(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -285,14 +287,14 @@ $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/
 selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES) $(ONNX_MODELS)
 
 # The examples build like any application of the runtime would.
-$(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO)
+$(EXAMPLES): $(BUILD)/examples/%: examples/%.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
 		uapi/drm/vnpu_accel.h \
-		libruntime/include/vnpu.h tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
+		$(RT_HEADERS) tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
 		-L$(BUILD)/lib -lvnpurt -lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
@@ -305,7 +307,7 @@ $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_u
 hosttests: $(HOST_TESTS)
 
 $(BUILD)/host/status_test: selftests/host/status_test.c libruntime/core/status.c \
-		libruntime/include/vnpu.h $(KSFT_HEADERS)
+		$(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
 
@@ -319,13 +321,13 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
-		libruntime/include/vnpu.h $(KSFT_HEADERS)
+		$(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
 
 $(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/mm/pool_core.c \
-		libruntime/mm/pool_core.h libruntime/include/vnpu.h $(KSFT_HEADERS)
+		libruntime/mm/pool_core.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/mm \
 		$(filter %.c,$^) -o $@
@@ -343,7 +345,7 @@ debug-kernel: deps
 check-debug: deps
 	@tools/debug-kernel/check.sh
 
-$(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c libruntime/include/vnpu.h $(RT_SO)
+$(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -ldrm \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -357,7 +359,7 @@ $(BUILD)/bench/vnpu-bench-mem: tools/bench/vnpu-bench-mem.c selftests/vnpu_utils
 bench-mem: all $(BUILD)/bench/vnpu-bench-mem
 	@tools/vm/run-vm.sh --plan tools/bench/bench.plan --out $(BUILD)/bench-mem
 
-$(BUILD)/bench/vnpu-bench-topo: tools/bench/vnpu-bench-topo.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bench/vnpu-bench-topo: tools/bench/vnpu-bench-topo.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -443,14 +445,14 @@ pc_rel = $(patsubst $(PREFIX)%,$${prefix}%,$(1))
 	dkms-src dkms-install dkms-uninstall deb check-packaging
 
 # Installed programs are linked without the build tree's rpath.
-$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) libruntime/include/vnpu.h
-$(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) $(RT_HEADERS)
+$(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) $(RT_HEADERS)
 $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-plan:
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt
 
 $(BUILD)/inst/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) \
-		libruntime/include/vnpu.h
+		$(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt -lm \
 		-lpthread
@@ -467,7 +469,7 @@ print-install-tools:
 # What install-user installs, built (the package build's build step).
 userspace: $(RT_SO) $(RT_A) $(INSTALL_TOOLS) $(MAN_STAMP)
 
-$(MAN_STAMP): tools/gen-man3.py libruntime/include/vnpu.h $(MAN_STATIC) debian/changelog
+$(MAN_STAMP): tools/gen-man3.py $(RT_HEADERS) $(MAN_STATIC) debian/changelog
 	rm -rf $(BUILD)/man
 	python3 tools/gen-man3.py --version "$(VERSION)" libruntime/include/vnpu.h $(BUILD)/man/man3
 	for f in $(MAN_STATIC); do \
@@ -496,7 +498,9 @@ install-runtime: $(RT_SO) $(RT_A)
 	install -m 0644 $(RT_SO) $(DESTDIR)$(LIBDIR)/$(RT_SONAME)
 	ln -sf $(RT_SONAME) $(DESTDIR)$(LIBDIR)/libvnpurt.so
 	install -m 0644 $(RT_A) $(DESTDIR)$(LIBDIR)/libvnpurt.a
+	install -d $(DESTDIR)$(INCLUDEDIR)/vnpu
 	install -m 0644 libruntime/include/vnpu.h $(DESTDIR)$(INCLUDEDIR)/vnpu.h
+	install -m 0644 $(wildcard libruntime/include/vnpu/*.h) $(DESTDIR)$(INCLUDEDIR)/vnpu/
 	install -m 0644 uapi/drm/vnpu_accel.h $(DESTDIR)$(INCLUDEDIR)/drm/vnpu_accel.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
@@ -527,12 +531,13 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(RT_SONAME) $(DESTDIR)$(LIBDIR)/libvnpurt.so \
 		$(DESTDIR)$(LIBDIR)/libvnpurt.a $(DESTDIR)$(PKGCONFIGDIR)/vnpurt.pc \
 		$(DESTDIR)$(INCLUDEDIR)/vnpu.h $(DESTDIR)$(INCLUDEDIR)/drm/vnpu_accel.h \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/vnpu/,$(notdir $(wildcard libruntime/include/vnpu/*.h))) \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
 		$(DESTDIR)$(UDEVRULESDIR)/70-vnpu.rules \
 		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(SYSTEMD_UNITS))) \
 		$(foreach f,$(MAN_STATIC),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f))) \
 		$(DESTDIR)$(MANDIR)/man3/libvnpurt.3 $(DESTDIR)$(MANDIR)/man3/vnpu_*.3
-	-for d in $(DESTDIR)$(INCLUDEDIR)/drm $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man*; do \
+	-for d in $(DESTDIR)$(INCLUDEDIR)/drm $(DESTDIR)$(INCLUDEDIR)/vnpu $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man*; do \
 		rmdir $$d 2>/dev/null; done; true
 	@if [ -z "$(DESTDIR)" ]; then \
 		ldconfig; depmod -a $(KVER); udevadm control --reload-rules 2>/dev/null; \
@@ -541,7 +546,7 @@ uninstall:
 # --- ABI ----------------------------------------------------------------------
 
 # vnpu.h and the version script agree before the library is linked.
-$(BUILD)/abi/map-ok: $(RT_MAP) libruntime/include/vnpu.h tools/abi-check.sh
+$(BUILD)/abi/map-ok: $(RT_MAP) $(RT_HEADERS) tools/abi-check.sh
 	@mkdir -p $(dir $@)
 	@tools/abi-check.sh map
 	@touch $@

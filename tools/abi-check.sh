@@ -37,29 +37,21 @@ debsyms=${VNPU_ABI_DEBSYMS:-$top/debian/libvnpurt1.symbols}
 changelog=${VNPU_ABI_CHANGELOG:-$top/debian/changelog}
 CC=${CC:-gcc}
 
-work=$(mktemp -d /tmp/vnpu-abi.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-errors=0
-err() {
-	echo "abi-check: $*" >&2
-	errors=$((errors + 1))
-}
+# shellcheck source=tools/check-lib.sh
+. "$top/tools/check-lib.sh"
+check_begin abi-check
 die() {
 	echo "abi-check: $*" >&2
 	exit 2
 }
 
-# Functions vnpu.h declares, one name a line, sorted. The compiler parses
-# the header, so comments, macros and line breaks cannot fool it.
+# Functions vnpu.h (and the vnpu/ headers it includes) declares, one name
+# a line, sorted.
 header_functions() {
-	local rel=${header##*/}
-	printf '#include "%s"\n' "$header" >"$work/h.c"
-	"$CC" -std=gnu11 -fsyntax-only -aux-info "$work/aux" "$work/h.c" ||
-		die "cannot compile $header"
-	grep -F "/* $header:" "$work/aux" | grep -vw static |
-		sed -E 's/^.*\*\/ *//; s/ *\(.*$//; s/.*[ *]//' | sort -u ||
-		die "no function found in $rel"
+	local out
+	out=$(public_functions "$header") || die "cannot compile $header"
+	[ -n "$out" ] || die "no function found in ${header##*/}"
+	echo "$out"
 }
 
 # "NODE symbol" for every global symbol of the map, in file order.
