@@ -374,6 +374,16 @@ static u64 vnpu_iter_points(const struct vnpu_iter *it)
 	return points;
 }
 
+/*
+ * Between two sections of a walker: a chance to reschedule, then false
+ * once the job is aborted, and the walker returns.
+ */
+static bool vnpu_t_continue(const bool *aborted)
+{
+	cond_resched();
+	return !READ_ONCE(*aborted);
+}
+
 /* COPY: 32-bit words, no FPU. */
 static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted)
 {
@@ -397,9 +407,8 @@ static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted
 		done += n;
 		if (done >= VNPU_COPY_CHUNK) {
 			done = 0;
-			if (READ_ONCE(*aborted))
+			if (!vnpu_t_continue(aborted))
 				return;
-			cond_resched();
 		}
 	}
 }
@@ -414,12 +423,11 @@ static void vnpu_t_run_map(const struct vnpu_kernel_op *op, const bool *aborted)
 	for (left = vnpu_iter_points(&it); left; ) {
 		u32 n = min_t(u64, left, VNPU_FPU_CHUNK);
 
-		if (READ_ONCE(*aborted))
+		if (!vnpu_t_continue(aborted))
 			return;
 		kernel_fpu_begin();
 		vnpu_fpu_t_map(op, &it, n);
 		kernel_fpu_end();
-		cond_resched();
 		left -= n;
 	}
 }
@@ -436,12 +444,11 @@ static void vnpu_t_run_reduce(const struct vnpu_kernel_op *op, const bool *abort
 	r.outer_left = vnpu_iter_points(&r.outer);
 	r.acc = op->t.op == DRM_VNPU_OP_T_REDUCE_MAX ? VNPU_FP32_NEG_INF : VNPU_FP32_ZERO;
 	while (r.outer_left) {
-		if (READ_ONCE(*aborted))
+		if (!vnpu_t_continue(aborted))
 			return;
 		kernel_fpu_begin();
 		vnpu_fpu_t_reduce(op, &r, VNPU_FPU_CHUNK);
 		kernel_fpu_end();
-		cond_resched();
 	}
 }
 
@@ -460,31 +467,28 @@ static void vnpu_t_run_softmax(const struct vnpu_kernel_op *op, const bool *abor
 
 		/* @inner wraps back to its first point after each pass. */
 		for (left = points; left; left -= n) {
-			if (READ_ONCE(*aborted))
+			if (!vnpu_t_continue(aborted))
 				return;
 			n = min_t(u64, left, VNPU_FPU_CHUNK);
 			kernel_fpu_begin();
 			max = vnpu_fpu_t_group_max(op, &inner, a0, n, max);
 			kernel_fpu_end();
-			cond_resched();
 		}
 		for (left = points; left; left -= n) {
-			if (READ_ONCE(*aborted))
+			if (!vnpu_t_continue(aborted))
 				return;
 			n = min_t(u64, left, VNPU_FPU_CHUNK);
 			kernel_fpu_begin();
 			sum = vnpu_fpu_t_group_exp(op, &inner, a0, c0, n, max, sum);
 			kernel_fpu_end();
-			cond_resched();
 		}
 		for (left = points; left; left -= n) {
-			if (READ_ONCE(*aborted))
+			if (!vnpu_t_continue(aborted))
 				return;
 			n = min_t(u64, left, VNPU_FPU_CHUNK);
 			kernel_fpu_begin();
 			vnpu_fpu_t_group_div(op, &inner, c0, n, sum);
 			kernel_fpu_end();
-			cond_resched();
 		}
 		vnpu_iter_advance(&outer, 1);
 	}
@@ -535,9 +539,8 @@ static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *abort
 		vnpu_iter_advance(&it, 1);
 		if (++done >= VNPU_COPY_CHUNK) {
 			done = 0;
-			if (READ_ONCE(*aborted))
+			if (!vnpu_t_continue(aborted))
 				return;
-			cond_resched();
 		}
 	}
 }
@@ -550,12 +553,11 @@ static void vnpu_t_run_pool(const struct vnpu_kernel_op *op, const bool *aborted
 
 	vnpu_t_window_iter(&it, &op->t);
 	for (left = vnpu_iter_points(&it); left; ) {
-		if (READ_ONCE(*aborted))
+		if (!vnpu_t_continue(aborted))
 			return;
 		kernel_fpu_begin();
 		left -= vnpu_fpu_t_pool(op, &it, min_t(u64, left, VNPU_FPU_CHUNK));
 		kernel_fpu_end();
-		cond_resched();
 	}
 }
 
