@@ -300,6 +300,7 @@ $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftest
 		-L$(BUILD)/lib -lvnpurt -lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		selftests/vnpu_cmd_fixture.h \
 		uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@ -lm -lpthread
