@@ -198,7 +198,7 @@ $(RT_A): $(RT_OBJS)
 
 tools: $(TOOLS)
 
-$(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) $(RT_HEADERS)
+$(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c tools/common/attr.h $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -234,7 +234,7 @@ bench-onnx: deps
 # The device pool daemon and its CLI share the protocol code with the runtime.
 LEASE_PROTO := libruntime/multi/lease_proto.c libruntime/multi/lease_proto.h
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold: tools/pool/vnpu-poold.c $(LEASE_PROTO) \
-		uapi/drm/vnpu_accel.h
+		tools/common/attr.h uapi/drm/vnpu_accel.h
 $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool: tools/pool/vnpu-pool.c $(LEASE_PROTO)
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool:
 	@mkdir -p $(dir $@)
@@ -293,6 +293,7 @@ $(EXAMPLES): $(BUILD)/examples/%: examples/%.c $(RT_HEADERS) $(RT_SO)
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		tools/common/attr.h \
 		uapi/drm/vnpu_accel.h \
 		$(RT_HEADERS) tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
@@ -300,7 +301,7 @@ $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftest
 		-L$(BUILD)/lib -lvnpurt -lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
-		selftests/vnpu_cmd_fixture.h \
+		selftests/vnpu_cmd_fixture.h tools/common/attr.h \
 		uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@ -lm -lpthread
@@ -446,7 +447,7 @@ pc_rel = $(patsubst $(PREFIX)%,$${prefix}%,$(1))
 	dkms-src dkms-install dkms-uninstall deb check-packaging
 
 # Installed programs are linked without the build tree's rpath.
-$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) $(RT_HEADERS)
+$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c tools/common/attr.h $(RT_SO) $(RT_HEADERS)
 $(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) $(RT_HEADERS)
 $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-plan:
 	@mkdir -p $(dir $@)
