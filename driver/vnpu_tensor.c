@@ -384,6 +384,19 @@ static bool vnpu_t_continue(const bool *aborted)
 	return !READ_ONCE(*aborted);
 }
 
+/*
+ * For the walkers without FPU sections: counts @n more words in *@done,
+ * and every VNPU_COPY_CHUNK of them ends a section as vnpu_t_continue().
+ */
+static bool vnpu_t_count(u64 *done, u64 n, const bool *aborted)
+{
+	*done += n;
+	if (*done < VNPU_COPY_CHUNK)
+		return true;
+	*done = 0;
+	return vnpu_t_continue(aborted);
+}
+
 /* COPY: 32-bit words, no FPU. */
 static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted)
 {
@@ -404,12 +417,8 @@ static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted
 			z[(size_t)i * sc] = x[(size_t)i * sa];
 		vnpu_iter_advance(&it, n);
 		left -= n;
-		done += n;
-		if (done >= VNPU_COPY_CHUNK) {
-			done = 0;
-			if (!vnpu_t_continue(aborted))
-				return;
-		}
+		if (!vnpu_t_count(&done, n, aborted))
+			return;
 	}
 }
 
@@ -523,9 +532,9 @@ static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *abort
 {
 	const struct drm_vnpu_tensor_window *w = &op->t.window;
 	const u32 *a = op->a;
-	u32 *c = op->c, done = 0;
+	u32 *c = op->c;
 	struct vnpu_iter it;
-	u64 left;
+	u64 left, done = 0;
 
 	vnpu_t_window_iter(&it, &op->t);
 	for (left = vnpu_iter_points(&it); left; left--) {
@@ -537,11 +546,8 @@ static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *abort
 			v = a[it.off[0] + (u64)h * op->t.stride_a[2] + (u64)x * op->t.stride_a[3]];
 		c[it.off[2]] = v;
 		vnpu_iter_advance(&it, 1);
-		if (++done >= VNPU_COPY_CHUNK) {
-			done = 0;
-			if (!vnpu_t_continue(aborted))
-				return;
-		}
+		if (!vnpu_t_count(&done, 1, aborted))
+			return;
 	}
 }
 

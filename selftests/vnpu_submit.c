@@ -108,7 +108,7 @@ TEST_F(submit, fill_copy_readback)
 	uint8_t *v = self->vram.map;
 
 	memset(self->vram.map, 0x55, 64 << 10);
-	ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, cmds, 4, NULL, 0, self->sync, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, cmds, 4, NULL, 0, self->sync));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
 	EXPECT_EQ(1, syncobj_status(self->fd, self->sync));
 
@@ -133,7 +133,7 @@ TEST_F(submit, copy_engine_queue_copies)
 		((uint32_t *)self->host.map)[i] = i * 2654435761u;
 	ASSERT_EQ(0, _queue_create(self->fd, DRM_VNPU_ENGINE_COPY, DRM_VNPU_PRIORITY_LOW, 0,
 				   &q));
-	ASSERT_EQ(0, submit_cmds_at(self->fd, q, &cmd, 1, NULL, 0, self->sync, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, q, &cmd, 1, NULL, 0, self->sync));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
 	EXPECT_EQ(0, memcmp(self->vram.map, self->host.map, 64 << 10));
 }
@@ -149,8 +149,8 @@ TEST_F(submit, jobs_of_a_queue_run_in_order)
 			cmd_fill(self->host.addr + 4096, 4, i),
 		};
 
-		ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, cmds, 2, NULL, 0,
-					 i == 31 ? self->sync : 0, 0));
+		ASSERT_EQ(0, submit_cmds(self->fd, self->queue, cmds, 2, NULL, 0,
+					 i == 31 ? self->sync : 0));
 	}
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
 	EXPECT_EQ(31, *last);
@@ -163,7 +163,7 @@ TEST_F(submit, timestamp_is_the_monotonic_clock)
 	struct drm_vnpu_cmd cmd = cmd_ts(self->host.addr + 8);
 	uint64_t before = now_ns(), *ts = self->host.map;
 
-	ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, &cmd, 1, NULL, 0, self->sync, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, self->sync));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
 	EXPECT_LE(before, ts[1]);
 	EXPECT_GE(now_ns(), ts[1]);
@@ -176,7 +176,7 @@ TEST_F(submit, delay_occupies_the_engine)
 	};
 	uint64_t *ts = self->host.map;
 
-	ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, cmds, 3, NULL, 0, self->sync, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, cmds, 3, NULL, 0, self->sync));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
 	EXPECT_GE(ts[1] - ts[0], 50000000ULL);
 }
@@ -191,8 +191,8 @@ TEST_F(submit, binary_syncobj_orders_two_queues)
 
 	ASSERT_EQ(0, _queue_create(self->fd, DRM_VNPU_ENGINE_COMPUTE,
 				   DRM_VNPU_PRIORITY_HIGH, 0, &q2));
-	ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, a, 2, NULL, 0, self->sync, 0));
-	ASSERT_EQ(0, submit_cmds_at(self->fd, q2, &b, 1, &wait, 1, done, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, a, 2, NULL, 0, self->sync));
+	ASSERT_EQ(0, submit_cmds(self->fd, q2, &b, 1, &wait, 1, done));
 	ASSERT_EQ(0, syncobj_wait(self->fd, done, 5000));
 	EXPECT_NE(0, ts[0]);
 	EXPECT_LE(ts[0], ts[1]);
@@ -315,8 +315,8 @@ TEST_F(submit, bad_commands)
 		struct drm_vnpu_cmd cmds[2] = { cmd_fill(h, 4, 7), bad[i].cmd };
 
 		*(uint32_t *)self->host.map = 0;
-		EXPECT_EQ(bad[i].err, submit_cmds_at(self->fd, self->queue, cmds, 2, NULL, 0,
-						  self->sync, 0)) {
+		EXPECT_EQ(bad[i].err, submit_cmds(self->fd, self->queue, cmds, 2, NULL, 0,
+						  self->sync)) {
 			TH_LOG("%s", bad[i].what);
 		}
 	}
@@ -337,9 +337,9 @@ TEST_F(submit, buffer_of_another_file_is_refused)
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, buf_create(fd2, PAGE, DRM_VNPU_BO_HOST, &other));
 	cmd = cmd_fill(other.addr, 4, 1);
-	EXPECT_EQ(-EACCES, submit_cmds_at(self->fd, self->queue, &cmd, 1, NULL, 0, 0, 0));
+	EXPECT_EQ(-EACCES, submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, 0));
 	cmd = cmd_copy(self->host.addr, other.addr, 4);
-	EXPECT_EQ(-EACCES, submit_cmds_at(self->fd, self->queue, &cmd, 1, NULL, 0, 0, 0));
+	EXPECT_EQ(-EACCES, submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, 0));
 	buf_destroy(fd2, &other);
 	close(fd2);
 }
@@ -436,7 +436,7 @@ static int submit_slow_jobs(int fd, uint32_t q, struct buf *b, int n, uint32_t s
 			cmd_delay(1000000), cmd_fill(b->addr, b->size, i),
 			cmd_copy(b->addr + 4, b->addr, 8),
 		};
-		int ret = submit_cmds_at(fd, q, cmds, 3, NULL, 0, i == n - 1 ? sync : 0, 0);
+		int ret = submit_cmds(fd, q, cmds, 3, NULL, 0, i == n - 1 ? sync : 0);
 
 		if (ret)
 			return ret;
@@ -524,14 +524,14 @@ TEST_F(submit, job_timeout_fails_the_job)
 		SKIP(return, "job_timeout_ms=%s is too long for this test", buf);
 	ASSERT_EQ(0, _queue_create(self->fd, DRM_VNPU_ENGINE_COMPUTE,
 				   DRM_VNPU_PRIORITY_NORMAL, 0, &q2));
-	ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, &slow, 1, NULL, 0, self->sync, 0));
-	ASSERT_EQ(0, submit_cmds_at(self->fd, self->queue, &ok, 1, NULL, 0, behind, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &slow, 1, NULL, 0, self->sync));
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &ok, 1, NULL, 0, behind));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 9000));
 	EXPECT_EQ(-ETIMEDOUT, syncobj_status(self->fd, self->sync));
 	ASSERT_EQ(0, syncobj_wait(self->fd, behind, 5000));
 	EXPECT_EQ(-ECANCELED, syncobj_status(self->fd, behind));
-	EXPECT_EQ(-ECANCELED, submit_cmds_at(self->fd, self->queue, &ok, 1, NULL, 0, 0, 0));
-	ASSERT_EQ(0, submit_cmds_at(self->fd, q2, &ok, 1, NULL, 0, done, 0));
+	EXPECT_EQ(-ECANCELED, submit_cmds(self->fd, self->queue, &ok, 1, NULL, 0, 0));
+	ASSERT_EQ(0, submit_cmds(self->fd, q2, &ok, 1, NULL, 0, done));
 	ASSERT_EQ(0, syncobj_wait(self->fd, done, 5000));
 	EXPECT_EQ(1, syncobj_status(self->fd, done));
 	EXPECT_EQ(0x1234, *(uint32_t *)self->host.map);
@@ -542,16 +542,9 @@ TEST_F(submit, job_timeout_fails_the_job)
 static int driver_write(const char *what, const char *dev)
 {
 	char path[128];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "/sys/bus/platform/drivers/vnpu/%s", what);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, dev, strlen(dev)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return write_file(path, dev);
 }
 
 /*
@@ -591,7 +584,7 @@ TEST(zz_unplug_with_jobs_in_flight)
 				   &q));
 	first = syncobj_create(fd);
 	last = syncobj_create(fd);
-	ASSERT_EQ(0, submit_cmds_at(fd, q, slow, 1, NULL, 0, first, 0));
+	ASSERT_EQ(0, submit_cmds(fd, q, slow, 1, NULL, 0, first));
 	ASSERT_EQ(0, submit_slow_jobs(fd, q, &b, 50, last));
 	/* Syncobj ioctls fail after unplug too: hold the fences as sync files. */
 	first_sf = syncobj_export(fd, first);

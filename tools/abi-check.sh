@@ -115,12 +115,9 @@ check_map() {
 	map_symbols >"$work/map"
 	awk '{ print $2 }' "$work/map" | sort >"$work/mapsyms"
 	local s
-	for s in $(comm -23 "$work/decl" "$work/mapsyms"); do
-		err "vnpu.h declares $s() but libvnpurt.map does not export it: run 'make abi-update'"
-	done
-	for s in $(comm -13 "$work/decl" "$work/mapsyms"); do
-		err "libvnpurt.map exports $s, which vnpu.h does not declare"
-	done
+	compare_sets "$work/decl" "$work/mapsyms" \
+		"vnpu.h declares %s() but libvnpurt.map does not export it: run 'make abi-update'" \
+		"libvnpurt.map exports %s, which vnpu.h does not declare"
 	for s in $(awk '{ print $2 }' "$work/map" | sort | uniq -d); do
 		err "libvnpurt.map lists $s more than once"
 	done
@@ -193,12 +190,9 @@ check_lib() {
 
 	header_functions >"$work/decl"
 	awk '{ print $3 }' "$work/exports" | sort -u >"$work/names"
-	for s in $(comm -13 "$work/decl" "$work/names"); do
-		err "$s is exported but is not public API (not declared in vnpu.h)"
-	done
-	for s in $(comm -23 "$work/decl" "$work/names"); do
-		err "vnpu.h declares $s() but the library does not export it"
-	done
+	compare_sets "$work/decl" "$work/names" \
+		"vnpu.h declares %s() but the library does not export it" \
+		"%s is exported but is not public API (not declared in vnpu.h)"
 }
 
 # Add header functions missing from the map to node VNPU_<level>.

@@ -11,6 +11,9 @@
 #                        declare, one name a line, sorted; the compiler
 #                        parses them, so comments, macros and line breaks
 #                        cannot fool it. Returns 1 if H does not compile.
+#   compare_sets A B ONLY_A ONLY_B
+#                        for each line only in the sorted file A, err
+#                        ONLY_A with %s the line; for each only in B, ONLY_B
 
 check_begin() {
 	check_name=$1
@@ -31,4 +34,16 @@ public_functions() {
 	"${CC:-gcc}" -std=gnu11 -fsyntax-only -aux-info "$work/aux" "$work/h.c" || return 1
 	grep -F -e "/* $header:" -e "/* ${header%.h}/" "$work/aux" | grep -vw static |
 		sed -E 's/^.*\*\/ *//; s/ *\(.*$//; s/.*[ *]//' | sort -u
+}
+
+compare_sets() {
+	local s
+	for s in $(comm -23 "$1" "$2"); do
+		# shellcheck disable=SC2059 # the message is the format
+		err "$(printf "$3" "$s")"
+	done
+	for s in $(comm -13 "$1" "$2"); do
+		# shellcheck disable=SC2059
+		err "$(printf "$4" "$s")"
+	done
 }

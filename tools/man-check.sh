@@ -93,12 +93,9 @@ if [ -n "$ko" ]; then
 		modinfo -F parm "$ko" | sed 's/:.*//' | sort -u >"$work/ko.parms"
 		sed -n '/^\.SH PARAMETERS/,/^\.SH /p' "$top/man/vnpu.4" |
 			sed -nE 's/^\.BR ([a-z_0-9]+) " \(.*/\1/p' | sort -u >"$work/page.parms"
-		for p in $(comm -23 "$work/ko.parms" "$work/page.parms"); do
-			err "module parameter $p is not described in man/vnpu.4"
-		done
-		for p in $(comm -13 "$work/ko.parms" "$work/page.parms"); do
-			err "man/vnpu.4 describes parameter $p, which the module does not have"
-		done
+		compare_sets "$work/ko.parms" "$work/page.parms" \
+			"module parameter %s is not described in man/vnpu.4" \
+			"man/vnpu.4 describes parameter %s, which the module does not have"
 	fi
 fi
 
