@@ -466,6 +466,7 @@ static void vnpu_t_run_softmax(const struct vnpu_kernel_op *op, const bool *abor
 {
 	struct vnpu_iter outer, inner;
 	u64 groups, points, left;
+	int pass;
 
 	vnpu_iter_init(&outer, &op->t, false);
 	vnpu_iter_init(&inner, &op->t, true);
@@ -474,30 +475,21 @@ static void vnpu_t_run_softmax(const struct vnpu_kernel_op *op, const bool *abor
 		u32 max = VNPU_FP32_NEG_INF, sum = VNPU_FP32_ZERO, n;
 		u64 a0 = outer.off[0], c0 = outer.off[2];
 
-		/* @inner wraps back to its first point after each pass. */
-		for (left = points; left; left -= n) {
-			if (!vnpu_t_continue(aborted))
-				return;
-			n = min_t(u64, left, VNPU_FPU_CHUNK);
-			kernel_fpu_begin();
-			max = vnpu_fpu_t_group_max(op, &inner, a0, n, max);
-			kernel_fpu_end();
-		}
-		for (left = points; left; left -= n) {
-			if (!vnpu_t_continue(aborted))
-				return;
-			n = min_t(u64, left, VNPU_FPU_CHUNK);
-			kernel_fpu_begin();
-			sum = vnpu_fpu_t_group_exp(op, &inner, a0, c0, n, max, sum);
-			kernel_fpu_end();
-		}
-		for (left = points; left; left -= n) {
-			if (!vnpu_t_continue(aborted))
-				return;
-			n = min_t(u64, left, VNPU_FPU_CHUNK);
-			kernel_fpu_begin();
-			vnpu_fpu_t_group_div(op, &inner, c0, n, sum);
-			kernel_fpu_end();
+		/* Three passes; @inner wraps back to its first point after each. */
+		for (pass = 0; pass < 3; pass++) {
+			for (left = points; left; left -= n) {
+				if (!vnpu_t_continue(aborted))
+					return;
+				n = min_t(u64, left, VNPU_FPU_CHUNK);
+				kernel_fpu_begin();
+				if (pass == 0)
+					max = vnpu_fpu_t_group_max(op, &inner, a0, n, max);
+				else if (pass == 1)
+					sum = vnpu_fpu_t_group_exp(op, &inner, a0, c0, n, max, sum);
+				else
+					vnpu_fpu_t_group_div(op, &inner, c0, n, sum);
+				kernel_fpu_end();
+			}
 		}
 		vnpu_iter_advance(&outer, 1);
 	}
