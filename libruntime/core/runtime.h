@@ -2,7 +2,14 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * Private state shared by the runtime's source files.
+ * core/: the bottom layer of the runtime, and its private state. Owns
+ * devices (device.c, locality.c), contexts (context.c), handles (handle.c),
+ * streams (stream.c), events (event.c), host callbacks (callback.c),
+ * device and host-pinned memory (memory.c), copies (copy.c), kernel
+ * launches (kernel.c), and the status, log, lock and trace plumbing every
+ * layer uses. It includes no header of a layer above it (mm/, graph/,
+ * multi/): where it needs one, that layer registers a hook (below).
+ * See Documentation/architecture.rst.
  */
 #ifndef VNPU_RUNTIME_PRIVATE_H
 #define VNPU_RUNTIME_PRIVATE_H
