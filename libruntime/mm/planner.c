@@ -40,7 +40,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
 
 #define PLAN_DEFAULT_TIME_MS 2000
 /* Largest instance the branch and bound runs on. */
