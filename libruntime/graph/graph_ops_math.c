@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * ONNX elementwise operators lowered onto the device's arithmetic (T_ADD,
+ * T_SUB, T_MUL, T_DIV, T_MAX, T_MIN, T_RELU, T_EXP, the reductions and
+ * BATCHNORM), each exact or within one rounding of the definition:
+ *
+ *   Clip            max then min against the bounds (scalar tensors)
+ *   Neg Abs         0 - x; max(x, 0 - x)
+ *   Reciprocal      1 / x
+ *   Sqrt            1 / rsqrt(x), rsqrt by BATCHNORM (computed in double)
+ *   Pow             x * x ... for a constant integer exponent 1..4, Sqrt for 0.5
+ *   LeakyRelu PRelu relu(x) + alpha * min(x, 0)
+ *   Elu Selu Celu   relu(x) + alpha * (exp(min(x, 0) / a) - 1), scaled
+ *   HardSigmoid     max(0, min(1, alpha x + beta)); HardSwish x * that
+ *   Softsign        x / (1 + |x|)
+ *   Sum Mean Max Min  a chain of binary operators (and a scale)
+ *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2
+ *   GlobalMaxPool   max over the spatial axes
+ *
+ * Constants (0, 1, alpha...) are scalar weights broadcast with stride 0.
+ */
+#include <string.h>
+
+#include "graph_ops.h"
+
+/* C = A op B, A and B broadcast to C's shape (B unused when @tb < 0). */
+static int ew(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int ta, int tb, int tc)
+{
+	const struct gtensor *c = &b->tensors[tc];
+	struct tlaunch l;
+
+	gop_tl_init(&l, op, c->rank, c->dims);
+	gop_bcast(&b->tensors[ta], c->rank, c->dims, l.sa);
+	if (tb >= 0)
+		gop_bcast(&b->tensors[tb], c->rank, c->dims, l.sb);
+	gop_dense(c->dims, c->rank, l.sc);
+	l.ta = ta;
+	l.tb = tb;
+	l.tc = tc;
+	return gop_tl_emit(b, n, &l);
+}
+
+/* C = A op scalar constant @v (or @v op A with @first). */
+static int ew_const(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int ta, float v,
+		    int first, int tc)
+{
+	int k, status = gop_scalar(b, n, v, &k);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	return first ? ew(b, n, op, k, ta, tc) : ew(b, n, op, ta, k, tc);
+}
+
+/* A scratch tensor of the output's shape. */
+static int temp(struct gbuild *b, const struct gnode *n, int *id)
+{
+	const struct gtensor *y = &b->tensors[n->out[0]];
+	uint32_t rank = y->rank;
+	int64_t dims[MAX_RANK];
+	int status;
+
+	memcpy(dims, y->dims, sizeof(dims));
+	status = gop_scratch(b, n, y->count, id);
+	if (status == VNPU_SUCCESS)
+		gb_set_shape(&b->tensors[*id], VNPU_DTYPE_FLOAT, rank, dims);
+	return status;
+}
+
+/* The usual checks of a one-input float operator; sets the output's shape. */
+static int unary_prologue(struct gbuild *b, struct gnode *n, const char *const *allowed)
+{
+	struct gtensor *x;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	return gop_set_out(b, n, 0, x->rank, x->dims);
+}
+
+static int op_clip(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed_old[] = { "min", "max", NULL };
+	int lo = -1, hi = -1, status, cur;
+
+	if (b->opset < 11) {
+		status = unary_prologue(b, n, allowed_old);
+		if (status == VNPU_SUCCESS && gop_attr(n, "min"))
+			status = gop_scalar(b, n, gop_attr_float(n, "min", 0), &lo);
+		if (status == VNPU_SUCCESS && gop_attr(n, "max"))
+			status = gop_scalar(b, n, gop_attr_float(n, "max", 0), &hi);
+	} else {
+		if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 3)) ||
+		    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+		    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+			return status;
+		for (size_t j = 1; j < 3; j++)
+			if (gop_in(b, n, j) && gop_in(b, n, j)->count != 1)
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a scalar", j);
+		lo = gop_in(b, n, 1) ? n->in[1] : -1;
+		hi = gop_in(b, n, 2) ? n->in[2] : -1;
+		status = gop_set_out(b, n, 0, gop_in(b, n, 0)->rank, gop_in(b, n, 0)->dims);
+	}
+	if (status != VNPU_SUCCESS)
+		return status;
+	/* The bound first: a NaN in x compares false and is kept. */
+	cur = n->in[0];
+	if (lo >= 0) {
+		status = ew(b, n, VNPU_OP_T_MAX, lo, cur, n->out[0]);
+		cur = n->out[0];
+	}
+	if (status == VNPU_SUCCESS && hi >= 0) {
+		status = ew(b, n, VNPU_OP_T_MIN, hi, cur, n->out[0]);
+		cur = n->out[0];
+	}
+	if (status == VNPU_SUCCESS && cur != n->out[0])
+		status = ew(b, n, VNPU_OP_T_COPY, cur, -1, n->out[0]);
+	return status;
+}
+
+static int op_neg_abs_recip(struct gbuild *b, struct gnode *n)
+{
+	const char *op = n->np->op_type;
+	int status = unary_prologue(b, n, NULL);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!strcmp(op, "Reciprocal"))
+		return ew_const(b, n, VNPU_OP_T_DIV, n->in[0], 1.0f, 1, n->out[0]);
+	status = ew_const(b, n, VNPU_OP_T_SUB, n->in[0], 0.0f, 1, n->out[0]);
+	if (status == VNPU_SUCCESS && !strcmp(op, "Abs"))
+		status = ew(b, n, VNPU_OP_T_MAX, n->in[0], n->out[0], n->out[0]);
+	return status;
+}
+
+/* C = rsqrt(A) by BATCHNORM over A's flat view: (1 - 0) / sqrt(A + 0) * 1 + 0. */
+static int rsqrt(struct gbuild *b, const struct gnode *n, int ta, int tc)
+{
+	int one, zeros, ones, status;
+	uint64_t count = b->tensors[ta].count, zero[1] = { 0 }, unit[1] = { 1 };
+	int64_t shape[1] = { (int64_t)count };
+	struct tlaunch l;
+
+	if ((status = gop_scalar(b, n, 1.0f, &one)) || (status = gop_scratch(b, n, count, &zeros)) ||
+	    (status = gop_scratch(b, n, count, &ones)))
+		return status;
+	status = gop_copy(b, n, 1, shape, one, 0, zero, ones, 0, unit);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_SUB, ones, ones, zeros);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, 1, shape);
+	l.sa[0] = 0;
+	l.sc[0] = 1;
+	l.ta = one;
+	l.tc = tc;
+	l.norm[0] = ones;	/* scale */
+	l.norm[1] = zeros;	/* bias */
+	l.norm[2] = zeros;	/* mean */
+	l.norm[3] = ta;		/* var */
+	l.epsilon = 0.0f;
+	l.norm_axis = 0;
+	return gop_tl_emit(b, n, &l);
+}
+
+static int sqrt_of(struct gbuild *b, const struct gnode *n, int ta, int tc)
+{
+	int r, status = gop_scratch(b, n, b->tensors[ta].count, &r);
+
+	if (status == VNPU_SUCCESS)
+		status = rsqrt(b, n, ta, r);
+	if (status == VNPU_SUCCESS)
+		gb_set_shape(&b->tensors[r], VNPU_DTYPE_FLOAT, b->tensors[tc].rank, b->tensors[tc].dims);
+	return status == VNPU_SUCCESS ? ew_const(b, n, VNPU_OP_T_DIV, r, 1.0f, 1, tc) : status;
+}
+
+static int op_sqrt(struct gbuild *b, struct gnode *n)
+{
+	int status = unary_prologue(b, n, NULL);
+
+	return status == VNPU_SUCCESS ? sqrt_of(b, n, n->in[0], n->out[0]) : status;
+}
+
+/* Pow by a constant scalar exponent: 0.5 (Sqrt), 1, 2, 3, 4 (products). */
+static int op_pow(struct gbuild *b, struct gnode *n)
+{
+	struct gtensor *y;
+	const void *e;
+	double p;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	y = gop_in(b, n, 1);
+	e = gop_const_data(b, n->in[1]);
+	if (!e || y->count != 1 ||
+	    (y->dtype != VNPU_DTYPE_FLOAT && (b->opset < 12 || y->dtype != VNPU_DTYPE_INT64)))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the exponent must be a constant scalar");
+	p = y->dtype == VNPU_DTYPE_FLOAT ? *(const float *)e : (double)*(const int64_t *)e;
+	if (p != 0.5 && p != 1 && p != 2 && p != 3 && p != 4)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "exponent %g not supported (0.5, 1 to 4 are)",
+				 p);
+	status = gop_set_out(b, n, 0, gop_in(b, n, 0)->rank, gop_in(b, n, 0)->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (p == 0.5)
+		return sqrt_of(b, n, n->in[0], n->out[0]);
+	if (p == 1)
+		return ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
+	if (p == 4) {
+		status = ew(b, n, VNPU_OP_T_MUL, n->in[0], n->in[0], n->out[0]);
+		return status ? status : ew(b, n, VNPU_OP_T_MUL, n->out[0], n->out[0], n->out[0]);
+	}
+	status = ew(b, n, VNPU_OP_T_MUL, n->in[0], n->in[0], n->out[0]);
+	if (status == VNPU_SUCCESS && p == 3)
+		status = ew(b, n, VNPU_OP_T_MUL, n->out[0], n->in[0], n->out[0]);
+	return status;
+}
+
+/*
+ * y = relu(x) + alpha * f(min(x, 0)): f the identity (LeakyRelu, PRelu with
+ * @slope a tensor) or exp(m / a) - 1 (Elu, Selu, Celu), all times @scale.
+ */
+static int neg_part(struct gbuild *b, const struct gnode *n, float alpha, int slope, int expo,
+		    float a, float scale)
+{
+	int x = n->in[0], y = n->out[0], t, status;
+
+	if ((status = temp(b, n, &t)) || (status = ew_const(b, n, VNPU_OP_T_MIN, x, 0.0f, 0, t)))
+		return status;
+	if (expo) {
+		if (a != 1.0f && (status = ew_const(b, n, VNPU_OP_T_DIV, t, a, 0, t)))
+			return status;
+		if ((status = ew(b, n, VNPU_OP_T_EXP, t, -1, t)) ||
+		    (status = ew_const(b, n, VNPU_OP_T_SUB, t, 1.0f, 0, t)))
+			return status;
+	}
+	status = slope >= 0 ? ew(b, n, VNPU_OP_T_MUL, t, slope, t) :
+			      ew_const(b, n, VNPU_OP_T_MUL, t, alpha, 0, t);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_RELU, x, -1, y);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_ADD, y, t, y);
+	if (status == VNPU_SUCCESS && scale != 1.0f)
+		status = ew_const(b, n, VNPU_OP_T_MUL, y, scale, 0, y);
+	return status;
+}
+
+static int op_relu_family(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", "gamma", NULL };
+	const char *op = n->np->op_type;
+	int status = unary_prologue(b, n, allowed);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!strcmp(op, "LeakyRelu"))
+		return neg_part(b, n, gop_attr_float(n, "alpha", 0.01f), -1, 0, 1, 1);
+	if (!strcmp(op, "Elu"))
+		return neg_part(b, n, gop_attr_float(n, "alpha", 1.0f), -1, 1, 1, 1);
+	if (!strcmp(op, "Celu")) {
+		float a = gop_attr_float(n, "alpha", 1.0f);
+
+		return neg_part(b, n, a, -1, 1, a, 1);
+	}
+	return neg_part(b, n, gop_attr_float(n, "alpha", 1.67326319217681884765625f), -1, 1, 1,
+			gop_attr_float(n, "gamma", 1.05070102214813232421875f));
+}
+
+static int op_prelu(struct gbuild *b, struct gnode *n)
+{
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	status = gop_broadcast_shape(n, gop_in(b, n, 0), gop_in(b, n, 1), &rank, dims);
+	if (status == VNPU_SUCCESS && (rank != gop_in(b, n, 0)->rank ||
+				       memcmp(dims, gop_in(b, n, 0)->dims, rank * sizeof(*dims))))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "slope does not broadcast to X");
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, rank, dims);
+	return status == VNPU_SUCCESS ? neg_part(b, n, 0, n->in[1], 0, 1, 1) : status;
+}
+
+static int op_hard(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", "beta", NULL };
+	int swish = !strcmp(n->np->op_type, "HardSwish");
+	int x = n->in[0], y = n->out[0], t = y, status;
+
+	status = unary_prologue(b, n, swish ? NULL : allowed);
+	if (status == VNPU_SUCCESS && swish)
+		status = temp(b, n, &t);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if ((status = ew_const(b, n, VNPU_OP_T_MUL, x,
+			       swish ? 1.0f / 6 : gop_attr_float(n, "alpha", 0.2f), 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, t, swish ? 0.5f : gop_attr_float(n, "beta", 0.5f),
+			       0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, t, 1.0f, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, t, 0.0f, 1, t)))
+		return status;
+	return swish ? ew(b, n, VNPU_OP_T_MUL, x, t, y) : VNPU_SUCCESS;
+}
+
+static int op_softsign(struct gbuild *b, struct gnode *n)
+{
+	int x = n->in[0], y = n->out[0], t, status = unary_prologue(b, n, NULL);
+
+	if (status || (status = temp(b, n, &t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_SUB, x, 0.0f, 1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_MAX, x, t, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, t, 1.0f, 0, t)))
+		return status;
+	return ew(b, n, VNPU_OP_T_DIV, x, t, y);
+}
+
+/* Sum, Mean, Max, Min of one or more inputs, broadcast together. */
+static int op_variadic(struct gbuild *b, struct gnode *n)
+{
+	const char *op = n->np->op_type;
+	enum vnpu_op kop = !strcmp(op, "Max") ? VNPU_OP_T_MAX : !strcmp(op, "Min") ? VNPU_OP_T_MIN :
+			   VNPU_OP_T_ADD;
+	struct gtensor acc = { 0 };
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 16)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	for (size_t j = 0; j < n->num_in; j++) {
+		if (!gop_in(b, n, j))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu missing", j);
+		if ((status = gop_need_float(b, n, j)))
+			return status;
+		status = gop_broadcast_shape(n, j ? &acc : gop_in(b, n, 0), gop_in(b, n, j), &rank,
+					     dims);
+		if (status != VNPU_SUCCESS)
+			return status;
+		acc.rank = rank;
+		memcpy(acc.dims, dims, sizeof(dims));
+	}
+	status = gop_set_out(b, n, 0, acc.rank, acc.dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (n->num_in == 1)
+		status = ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
+	else
+		status = ew(b, n, kop, n->in[0], n->in[1], n->out[0]);
+	for (size_t j = 2; j < n->num_in && status == VNPU_SUCCESS; j++)
+		status = ew(b, n, kop, n->out[0], n->in[j], n->out[0]);
+	if (status == VNPU_SUCCESS && !strcmp(op, "Mean") && n->num_in > 1)
+		status = ew_const(b, n, VNPU_OP_T_DIV, n->out[0], (float)n->num_in, 0, n->out[0]);
+	return status;
+}
+
+/*
+ * ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2: the input transformed into
+ * a scratch tensor (negated, squared, absolute), reduced into the output by
+ * the mapping of ReduceMax or ReduceSum, then transformed back.
+ */
+static int op_reduce_more(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
+	const char *op = n->np->op_type;
+	int min = !strcmp(op, "ReduceMin"), l2 = !strcmp(op, "ReduceL2");
+	int l1 = !strcmp(op, "ReduceL1");
+	int64_t axes[MAX_RANK], sorted[MAX_RANK];
+	struct gtensor *x;
+	size_t count;
+	int given, status, t, x_id = n->in[0];
+
+	if ((status = gop_check_attrs(n, allowed)) ||
+	    (status = gop_need_inputs(n, 1, b->opset >= 18 ? 2 : 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_attr_int(n, "noop_with_empty_axes", 0))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'noop_with_empty_axes' not supported");
+	x = gop_in(b, n, 0);
+	status = gop_get_axes(b, n, 18, axes, &count, &given);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!x->rank)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "scalar input");
+	if (!count)
+		for (uint32_t i = 0; i < x->rank; i++)
+			axes[count++] = i;
+	status = gop_norm_axes(n, axes, count, x->rank, sorted);
+	if (status == VNPU_SUCCESS)
+		status = gop_scratch(b, n, gop_in(b, n, 0)->count, &t);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	gb_set_shape(&b->tensors[t], VNPU_DTYPE_FLOAT, x->rank, x->dims);
+	if (min || l1)
+		status = ew_const(b, n, VNPU_OP_T_SUB, x_id, 0.0f, 1, t);
+	if (status == VNPU_SUCCESS && l1)
+		status = ew(b, n, VNPU_OP_T_MAX, x_id, t, t);
+	if (status == VNPU_SUCCESS && !min && !l1)
+		status = ew(b, n, VNPU_OP_T_MUL, x_id, x_id, t);
+	if (status != VNPU_SUCCESS)
+		return status;
+	/* Reduce the scratch tensor: the node's input 0 seen as t. */
+	n->in[0] = t;
+	status = gop_reduce(b, n, min ? VNPU_OP_T_REDUCE_MAX : VNPU_OP_T_REDUCE_SUM, sorted, count,
+			    gop_attr_int(n, "keepdims", 1) != 0);
+	n->in[0] = x_id;
+	if (status == VNPU_SUCCESS && min)
+		status = ew_const(b, n, VNPU_OP_T_SUB, n->out[0], 0.0f, 1, n->out[0]);
+	if (status == VNPU_SUCCESS && l2)
+		status = sqrt_of(b, n, n->out[0], n->out[0]);
+	return status;
+}
+
+static int op_global_max_pool(struct gbuild *b, struct gnode *n)
+{
+	int64_t axes[MAX_RANK];
+	struct gtensor *x;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	if (x->rank < 3)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 3 expected",
+				 x->rank);
+	for (uint32_t i = 2; i < x->rank; i++)
+		axes[i - 2] = i;
+	return gop_reduce(b, n, VNPU_OP_T_REDUCE_MAX, axes, x->rank - 2, 1);
+}
+
+const struct gop_map gop_math_ops[] = {
+	{ "Clip", op_clip, 6 }, { "Neg", op_neg_abs_recip, 6 }, { "Abs", op_neg_abs_recip, 6 },
+	{ "Reciprocal", op_neg_abs_recip, 6 }, { "Sqrt", op_sqrt, 6 }, { "Pow", op_pow, 7 },
+	{ "LeakyRelu", op_relu_family, 6 }, { "Elu", op_relu_family, 6 },
+	{ "Selu", op_relu_family, 6 }, { "Celu", op_relu_family, 12 }, { "PRelu", op_prelu, 9 },
+	{ "HardSigmoid", op_hard, 6 }, { "HardSwish", op_hard, 14 },
+	{ "Softsign", op_softsign, 1 },
+	{ "Sum", op_variadic, 8 }, { "Mean", op_variadic, 8 }, { "Max", op_variadic, 8 },
+	{ "Min", op_variadic, 8 },
+	{ "ReduceMin", op_reduce_more, 1 }, { "ReduceSumSquare", op_reduce_more, 1 },
+	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
+	{ "GlobalMaxPool", op_global_max_pool, 1 },
+	{ NULL, NULL, 0 },
+};
