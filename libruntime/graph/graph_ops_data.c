@@ -548,6 +548,57 @@ static int op_depth_space(struct gbuild *b, struct gnode *n)
 	return gop_copy(b, n, 6, shape, n->in[0], 0, sa, n->out[0], 0, sc);
 }
 
+/* Trilu: the output filled with 0, then the kept part of each row copied. */
+static int op_trilu(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "upper", NULL };
+	int upper = gop_attr_int(n, "upper", 1) != 0, zero, status;
+	int64_t k = 0, M, N, batch, shape[2];
+	uint64_t s[2];
+	const int64_t *kv;
+	struct gtensor *x;
+	size_t count;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_in(b, n, 1)) {
+		kv = gop_const_ints(b, n, 1, &count);
+		if (!kv || count != 1)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "k must be a constant int64 scalar");
+		k = kv[0];
+	}
+	x = gop_in(b, n, 0);
+	if (x->rank < 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 2 expected",
+				 x->rank);
+	M = x->dims[x->rank - 2];
+	N = x->dims[x->rank - 1];
+	batch = (int64_t)gop_prod(x->dims, 0, x->rank - 2);
+	if (M > 4096)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than 4096 rows");
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS)
+		status = gop_scalar(b, n, 0.0f, &zero);
+	if (status == VNPU_SUCCESS)
+		status = fill(b, n, zero);
+	s[0] = (uint64_t)(M * N);
+	s[1] = 1;
+	for (int64_t i = 0; i < M && status == VNPU_SUCCESS; i++) {
+		int64_t lo = upper ? i + k : 0, hi = upper ? N : i + k + 1;
+
+		lo = lo < 0 ? 0 : lo > N ? N : lo;
+		hi = hi < 0 ? 0 : hi > N ? N : hi;
+		if (hi <= lo)
+			continue;
+		shape[0] = batch;
+		shape[1] = hi - lo;
+		status = gop_copy(b, n, 2, shape, n->in[0], (uint64_t)(i * N + lo), s, n->out[0],
+				  (uint64_t)(i * N + lo), s);
+	}
+	return status;
+}
+
 /* Dropout in inference is the identity; its mask output is not computed. */
 static int op_dropout(struct gbuild *b, struct gnode *n)
 {
@@ -592,6 +643,6 @@ const struct gop_map gop_data_ops[] = {
 	{ "Gather", op_gather, 1 }, { "Pad", op_pad, 2 }, { "Expand", op_expand, 8 },
 	{ "Tile", op_tile, 6 }, { "DepthToSpace", op_depth_space, 1 },
 	{ "SpaceToDepth", op_depth_space, 1 }, { "Dropout", op_dropout, 7 },
-	{ "Cast", op_cast, 6 },
+	{ "Cast", op_cast, 6 }, { "Trilu", op_trilu, 14 },
 	{ NULL, NULL, 0 },
 };

@@ -18,6 +18,10 @@
  *   Sum Mean Max Min  a chain of binary operators (and a scale)
  *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2
  *   GlobalMaxPool   max over the spatial axes
+ *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
+ *                   approximation of Eigen and XLA, within 4e-7 relative
+ *   LayerNormalization, InstanceNormalization: mean and variance per row
+ *                   by the reductions, then BATCHNORM with them per row
  *
  * Constants (0, 1, alpha...) are scalar weights broadcast with stride 0.
  */
@@ -439,6 +443,200 @@ static int op_global_max_pool(struct gbuild *b, struct gnode *n)
 	return gop_reduce(b, n, VNPU_OP_T_REDUCE_MAX, axes, x->rank - 2, 1);
 }
 
+/* Horner's rule: C = (((c[0] u + c[1]) u + c[2]) ...) over @count coefficients. */
+static int horner(struct gbuild *b, const struct gnode *n, int u, const float *c, int count, int tc)
+{
+	int status = ew_const(b, n, VNPU_OP_T_MUL, u, c[0], 0, tc);
+
+	for (int i = 1; i < count && status == VNPU_SUCCESS; i++) {
+		status = ew_const(b, n, VNPU_OP_T_ADD, tc, c[i], 0, tc);
+		if (status == VNPU_SUCCESS && i < count - 1)
+			status = ew(b, n, VNPU_OP_T_MUL, tc, u, tc);
+	}
+	return status;
+}
+
+static int op_erf(struct gbuild *b, struct gnode *n)
+{
+	static const float alpha[] = {
+		-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f,
+		-5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+		-1.60960333262415e-02f,
+	};
+	static const float beta[] = {
+		-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+		-7.37332916720468e-03f, -1.42647390514189e-02f,
+	};
+	int x = n->in[0], y = n->out[0], xc, x2, p, status = unary_prologue(b, n, NULL);
+
+	if (status || (status = temp(b, n, &xc)) || (status = temp(b, n, &x2)) ||
+	    (status = temp(b, n, &p)))
+		return status;
+	/* The bound first: a NaN in x compares false and is kept. */
+	if ((status = ew_const(b, n, VNPU_OP_T_MAX, x, -4.0f, 1, xc)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, xc, 4.0f, 1, xc)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, xc, xc, x2)) ||
+	    (status = horner(b, n, x2, alpha, 7, p)) ||
+	    (status = horner(b, n, x2, beta, 5, y)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, p, xc, p)))
+		return status;
+	return ew(b, n, VNPU_OP_T_DIV, p, y, y);
+}
+
+/* @op of A (R x C x D) and a per-C vector B into A in place. */
+static int per_channel(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int ta, int tb,
+		       uint64_t R, uint64_t C, uint64_t D)
+{
+	int64_t shape[3] = { (int64_t)R, (int64_t)C, (int64_t)D };
+	struct tlaunch l;
+
+	gop_tl_init(&l, op, 3, shape);
+	l.sa[0] = C * D, l.sa[1] = D, l.sa[2] = 1;
+	l.sb[0] = 0, l.sb[1] = 1, l.sb[2] = 0;
+	memcpy(l.sc, l.sa, sizeof(l.sc));
+	l.ta = ta;
+	l.tb = tb;
+	l.tc = ta;
+	return gop_tl_emit(b, n, &l);
+}
+
+/*
+ * Y = (X - mean) / sqrt(var + eps) over each of the @R rows of @D elements
+ * of X: the mean by T_REDUCE_MEAN, the variance as the mean of the squared
+ * differences (T_DOT), both into scratch vectors, then BATCHNORM with the
+ * rows as channels (scale 1, bias 0), computed in double.
+ */
+static int normalize_rows(struct gbuild *b, const struct gnode *n, uint64_t R, uint64_t D,
+			  float eps)
+{
+	int64_t shape[2] = { (int64_t)R, (int64_t)D }, vec[1] = { (int64_t)R };
+	uint64_t zero[1] = { 0 }, unit[1] = { 1 };
+	int mean, var, diff, ones, zeros, one, status;
+	struct tlaunch l;
+
+	if ((status = gop_scratch(b, n, R, &mean)) || (status = gop_scratch(b, n, R, &var)) ||
+	    (status = gop_scratch(b, n, R * D, &diff)) || (status = gop_scratch(b, n, R, &ones)) ||
+	    (status = gop_scratch(b, n, R, &zeros)) || (status = gop_scalar(b, n, 1.0f, &one)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_REDUCE_MEAN, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sc[0] = 1, l.sc[1] = 0;
+	l.axes = 2;
+	l.ta = n->in[0];
+	l.tc = mean;
+	if ((status = gop_tl_emit(b, n, &l)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_SUB, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sb[0] = 1, l.sb[1] = 0, l.sc[0] = D, l.sc[1] = 1;
+	l.ta = n->in[0];
+	l.tb = mean;
+	l.tc = diff;
+	if ((status = gop_tl_emit(b, n, &l)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_DOT, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sb[0] = D, l.sb[1] = 1, l.sc[0] = 1, l.sc[1] = 0;
+	l.axes = 2;
+	l.ta = diff;
+	l.tb = diff;
+	l.tc = var;
+	if ((status = gop_tl_emit(b, n, &l)))
+		return status;
+	gb_set_shape(&b->tensors[var], VNPU_DTYPE_FLOAT, 1, vec);
+	gb_set_shape(&b->tensors[ones], VNPU_DTYPE_FLOAT, 1, vec);
+	gb_set_shape(&b->tensors[zeros], VNPU_DTYPE_FLOAT, 1, vec);
+	if ((status = ew_const(b, n, VNPU_OP_T_DIV, var, (float)D, 0, var)) ||
+	    (status = gop_copy(b, n, 1, vec, one, 0, zero, ones, 0, unit)) ||
+	    (status = ew(b, n, VNPU_OP_T_SUB, ones, ones, zeros)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sc[0] = D, l.sc[1] = 1;
+	l.ta = n->in[0];
+	l.tc = n->out[0];
+	l.norm[0] = ones;
+	l.norm[1] = zeros;
+	l.norm[2] = mean;
+	l.norm[3] = var;
+	l.epsilon = eps;
+	l.norm_axis = 0;
+	return gop_tl_emit(b, n, &l);
+}
+
+static int op_layer_norm(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", "epsilon", "stash_type", NULL };
+	int64_t dims[MAX_RANK];
+	struct gtensor *x;
+	uint32_t rank, axis;
+	int64_t a;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	a = gop_attr_int(n, "axis", -1);
+	if (a < -(int64_t)x->rank || a >= (int64_t)x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)a, x->rank);
+	if (gop_attr_int(n, "stash_type", 1) != 1)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'stash_type' = %lld not supported",
+				 (long long)gop_attr_int(n, "stash_type", 1));
+	axis = (uint32_t)(a < 0 ? a + x->rank : a);
+	for (size_t j = 1; j < 3; j++) {
+		if (!gop_in(b, n, j))
+			continue;
+		status = gop_broadcast_shape(n, x, gop_in(b, n, j), &rank, dims);
+		if (status == VNPU_SUCCESS && (rank != x->rank || memcmp(dims, x->dims, rank * 8) ||
+					       gop_in(b, n, j)->rank > x->rank - axis))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "input %zu does not broadcast to the normalized axes", j);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS)
+		status = normalize_rows(b, n, gop_prod(x->dims, 0, axis),
+					gop_prod(x->dims, axis, x->rank),
+					gop_attr_float(n, "epsilon", 1e-5f));
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_MUL, n->out[0], n->in[1], n->out[0]);
+	if (status == VNPU_SUCCESS && gop_in(b, n, 2))
+		status = ew(b, n, VNPU_OP_T_ADD, n->out[0], n->in[2], n->out[0]);
+	return status;
+}
+
+static int op_instance_norm(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "epsilon", NULL };
+	struct gtensor *x;
+	uint64_t N, C, D;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 3, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	if (x->rank < 3)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 3 expected",
+				 x->rank);
+	for (size_t j = 1; j < 3; j++)
+		if (gop_in(b, n, j)->rank != 1 || gop_in(b, n, j)->dims[0] != x->dims[1])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a vector of %lld",
+					 j, (long long)x->dims[1]);
+	N = (uint64_t)x->dims[0];
+	C = (uint64_t)x->dims[1];
+	D = gop_prod(x->dims, 2, x->rank);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS)
+		status = normalize_rows(b, n, N * C, D, gop_attr_float(n, "epsilon", 1e-5f));
+	if (status == VNPU_SUCCESS)
+		status = per_channel(b, n, VNPU_OP_T_MUL, n->out[0], n->in[1], N, C, D);
+	if (status == VNPU_SUCCESS)
+		status = per_channel(b, n, VNPU_OP_T_ADD, n->out[0], n->in[2], N, C, D);
+	return status;
+}
+
 const struct gop_map gop_math_ops[] = {
 	{ "Clip", op_clip, 6 }, { "Neg", op_neg_abs_recip, 6 }, { "Abs", op_neg_abs_recip, 6 },
 	{ "Reciprocal", op_neg_abs_recip, 6 }, { "Sqrt", op_sqrt, 6 }, { "Pow", op_pow, 7 },
@@ -451,5 +649,7 @@ const struct gop_map gop_math_ops[] = {
 	{ "ReduceMin", op_reduce_more, 1 }, { "ReduceSumSquare", op_reduce_more, 1 },
 	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
 	{ "GlobalMaxPool", op_global_max_pool, 1 },
+	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
+	{ "InstanceNormalization", op_instance_norm, 6 },
 	{ NULL, NULL, 0 },
 };
