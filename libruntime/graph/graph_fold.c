@@ -7,8 +7,9 @@
  * Gather, Unsqueeze, Concat, integer Add/Mul/Div...), so that a model with
  * dynamic axes works for any input size. The loader knows every shape, so
  * these nodes become constants of the graph: Shape, Size, ConstantOfShape
- * and Range always, and the operators below when all their inputs are
- * constant and integer (int64). Nothing of a float tensor's values is
+ * and Range always, and the operators below (Add, Sub, Mul, Div, Neg,
+ * Abs, Concat, Gather, Cast, Slice) when all their inputs are constant and
+ * integer (int64). Nothing of a float tensor's values is
  * computed here: the device computes every float node.
  */
 #include <stdlib.h>
@@ -403,6 +404,19 @@ int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
 	if (!strcmp(op, "Cast") && given == 1) {
 		*folded = 1;
 		return fold_cast(b, n, in);
+	}
+	if ((!strcmp(op, "Neg") || !strcmp(op, "Abs")) && given == 1) {
+		struct fval f;
+
+		if (fval_alloc(&f, VNPU_DTYPE_INT64, in[0].rank, in[0].dims))
+			return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+		for (uint64_t i = 0; i < f.count; i++) {
+			int64_t v = ((int64_t *)in[0].v)[i];
+
+			((int64_t *)f.v)[i] = op[0] == 'N' || v < 0 ? (int64_t)(0 - (uint64_t)v) : v;
+		}
+		*folded = 1;
+		return fval_out(b, n, &f);
 	}
 	if (!strcmp(op, "Slice")) {
 		*folded = 1;

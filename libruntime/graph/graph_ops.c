@@ -380,7 +380,7 @@ int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
 	st.t.norm.epsilon = l->epsilon;
 	st.t.norm.axis = l->norm_axis;
 	st.a = (struct goperand){ l->ta, l->oa * 4 };
-	st.b = (struct goperand){ l->tb, 0 };
+	st.b = (struct goperand){ l->tb, l->ob * 4 };
 	st.c = (struct goperand){ l->tc, l->oc * 4 };
 	for (int i = 0; i < 4; i++)
 		st.norm[i] = (struct goperand){ l->op == VNPU_OP_T_BATCHNORM ? l->norm[i] : -1, 0 };
@@ -600,8 +600,11 @@ static int op_reduce_t(struct gbuild *b, struct gnode *n)
 	return gop_reduce(b, n, kop, sorted, count, gop_attr_int(n, "keepdims", 1) != 0);
 }
 
-static int op_global_average_pool_t(struct gbuild *b, struct gnode *n)
+/* GlobalAveragePool, GlobalMaxPool: the mean or maximum over the spatial axes. */
+static int op_global_pool(struct gbuild *b, struct gnode *n)
 {
+	enum vnpu_op op = !strcmp(n->np->op_type, "GlobalMaxPool") ? VNPU_OP_T_REDUCE_MAX :
+							       VNPU_OP_T_REDUCE_MEAN;
 	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	int status;
@@ -615,7 +618,7 @@ static int op_global_average_pool_t(struct gbuild *b, struct gnode *n)
 				 x->rank);
 	for (uint32_t i = 2; i < x->rank; i++)
 		axes[i - 2] = i;
-	return gop_reduce(b, n, VNPU_OP_T_REDUCE_MEAN, axes, x->rank - 2, 1);
+	return gop_reduce(b, n, op, axes, x->rank - 2, 1);
 }
 
 /* Batched A[..., M, K] x B[..., K, N] as one DOT (batch dims broadcast). */
@@ -1324,14 +1327,15 @@ static const struct gop_map core_ops[] = {
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
 	{ "Constant", op_constant, 7 },
 	{ "Conv", op_conv, 7 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
-	{ "GlobalAveragePool", op_global_average_pool_t, 1 },
+	{ "GlobalAveragePool", op_global_pool, 1 }, { "GlobalMaxPool", op_global_pool, 1 },
 	{ "BatchNormalization", op_batchnorm, 7 },
 	{ NULL, NULL, 0 },
 };
 
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
-	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops };
+	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
+								gop_rnn_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);

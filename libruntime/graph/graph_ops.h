@@ -4,7 +4,8 @@
  *
  * The operator mapping's shared helpers (graph_ops.c) and the operators
  * of graph_ops_data.c (data movement), graph_ops_math.c (elementwise
- * operators lowered onto the device's arithmetic) and graph_fold.c (shape
+ * operators lowered onto the device's arithmetic), graph_ops_rnn.c
+ * (recurrent layers unrolled over the sequence) and graph_fold.c (shape
  * arithmetic folded at load). Private to graph/.
  */
 #ifndef VNPU_GRAPH_OPS_H
@@ -24,7 +25,7 @@ struct tlaunch {
 	int64_t shape[VNPU_HOST_TENSOR_MAX_RANK];
 	uint32_t axes;
 	int ta, tb, tc;
-	uint64_t oa, oc;	/* element offsets */
+	uint64_t oa, ob, oc;	/* element offsets */
 	uint64_t sa[VNPU_HOST_TENSOR_MAX_RANK], sb[VNPU_HOST_TENSOR_MAX_RANK];
 	uint64_t sc[VNPU_HOST_TENSOR_MAX_RANK];
 	int norm[4];		/* BATCHNORM: scale, bias, mean, var */
@@ -97,6 +98,7 @@ struct gop_map {
 /* The operators of graph_ops_data.c and graph_ops_math.c, NULL-terminated. */
 extern const struct gop_map gop_data_ops[];
 extern const struct gop_map gop_math_ops[];
+extern const struct gop_map gop_rnn_ops[];
 
 /* Shape arithmetic folded at load (graph_fold.c): 1 when @n was folded. */
 int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded);

@@ -17,7 +17,6 @@
  *   Softsign        x / (1 + |x|)
  *   Sum Mean Max Min  a chain of binary operators (and a scale)
  *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2
- *   GlobalMaxPool   max over the spatial axes
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
  *   LayerNormalization, InstanceNormalization: mean and variance per row
@@ -140,34 +139,51 @@ static int op_neg_abs_recip(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
-/* C = rsqrt(A) by BATCHNORM over A's flat view: (1 - 0) / sqrt(A + 0) * 1 + 0. */
-static int rsqrt(struct gbuild *b, const struct gnode *n, int ta, int tc)
+/*
+ * BATCHNORM over @R rows (the channels) of @D: C = (A - mean) / sqrt(var +
+ * eps) * scale + bias, @arrays the per-row scale, bias, mean and var; A
+ * dense or, with @a_scalar, one element broadcast.
+ */
+static int batchnorm_rows(struct gbuild *b, const struct gnode *n, uint64_t R, uint64_t D,
+			  int ta, int a_scalar, int tc, const int *arrays, float eps)
 {
-	int one, zeros, ones, status;
-	uint64_t count = b->tensors[ta].count, zero[1] = { 0 }, unit[1] = { 1 };
-	int64_t shape[1] = { (int64_t)count };
+	int64_t shape[2] = { (int64_t)R, (int64_t)D };
 	struct tlaunch l;
 
-	if ((status = gop_scalar(b, n, 1.0f, &one)) || (status = gop_scratch(b, n, count, &zeros)) ||
-	    (status = gop_scratch(b, n, count, &ones)))
-		return status;
-	status = gop_copy(b, n, 1, shape, one, 0, zero, ones, 0, unit);
-	if (status == VNPU_SUCCESS)
-		status = ew(b, n, VNPU_OP_T_SUB, ones, ones, zeros);
-	if (status != VNPU_SUCCESS)
-		return status;
-	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, 1, shape);
-	l.sa[0] = 0;
-	l.sc[0] = 1;
-	l.ta = one;
+	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, 2, shape);
+	l.sa[0] = a_scalar ? 0 : D, l.sa[1] = a_scalar ? 0 : 1;
+	l.sc[0] = D, l.sc[1] = 1;
+	l.ta = ta;
 	l.tc = tc;
-	l.norm[0] = ones;	/* scale */
-	l.norm[1] = zeros;	/* bias */
-	l.norm[2] = zeros;	/* mean */
-	l.norm[3] = ta;		/* var */
-	l.epsilon = 0.0f;
+	memcpy(l.norm, arrays, sizeof(l.norm));
+	l.epsilon = eps;
 	l.norm_axis = 0;
 	return gop_tl_emit(b, n, &l);
+}
+
+/* C = rsqrt(A) by BATCHNORM over A's flat view: (1 - 0) / sqrt(A + 0) * 1 + 0. */
+/* @count ones and @count zeros (scratch), and the scalar 1 they come from. */
+static int unit_arrays(struct gbuild *b, const struct gnode *n, uint64_t count, int *one,
+		       int *ones, int *zeros)
+{
+	uint64_t zero[1] = { 0 }, unit[1] = { 1 };
+	int64_t shape[1] = { (int64_t)count };
+	int status;
+
+	if ((status = gop_scalar(b, n, 1.0f, one)) || (status = gop_scratch(b, n, count, zeros)) ||
+	    (status = gop_scratch(b, n, count, ones)) ||
+	    (status = gop_copy(b, n, 1, shape, *one, 0, zero, *ones, 0, unit)))
+		return status;
+	return ew(b, n, VNPU_OP_T_SUB, *ones, *ones, *zeros);
+}
+
+static int rsqrt(struct gbuild *b, const struct gnode *n, int ta, int tc)
+{
+	uint64_t count = b->tensors[ta].count;
+	int one, zeros, ones, status = unit_arrays(b, n, count, &one, &ones, &zeros);
+	int arrays[4] = { ones, zeros, zeros, ta };
+
+	return status ? status : batchnorm_rows(b, n, count, 1, one, 1, tc, arrays, 0.0f);
 }
 
 static int sqrt_of(struct gbuild *b, const struct gnode *n, int ta, int tc)
@@ -425,24 +441,6 @@ static int op_reduce_more(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
-static int op_global_max_pool(struct gbuild *b, struct gnode *n)
-{
-	int64_t axes[MAX_RANK];
-	struct gtensor *x;
-	int status;
-
-	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
-		return status;
-	x = gop_in(b, n, 0);
-	if (x->rank < 3)
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 3 expected",
-				 x->rank);
-	for (uint32_t i = 2; i < x->rank; i++)
-		axes[i - 2] = i;
-	return gop_reduce(b, n, VNPU_OP_T_REDUCE_MAX, axes, x->rank - 2, 1);
-}
-
 /* Horner's rule: C = (((c[0] u + c[1]) u + c[2]) ...) over @count coefficients. */
 static int horner(struct gbuild *b, const struct gnode *n, int u, const float *c, int count, int tc)
 {
@@ -507,16 +505,18 @@ static int per_channel(struct gbuild *b, const struct gnode *n, enum vnpu_op op,
  * rows as channels (scale 1, bias 0), computed in double.
  */
 static int normalize_rows(struct gbuild *b, const struct gnode *n, uint64_t R, uint64_t D,
-			  float eps)
+			  float eps, int mean_out, int inv_out)
 {
-	int64_t shape[2] = { (int64_t)R, (int64_t)D }, vec[1] = { (int64_t)R };
-	uint64_t zero[1] = { 0 }, unit[1] = { 1 };
+	int64_t shape[2] = { (int64_t)R, (int64_t)D };
 	int mean, var, diff, ones, zeros, one, status;
 	struct tlaunch l;
 
-	if ((status = gop_scratch(b, n, R, &mean)) || (status = gop_scratch(b, n, R, &var)) ||
-	    (status = gop_scratch(b, n, R * D, &diff)) || (status = gop_scratch(b, n, R, &ones)) ||
-	    (status = gop_scratch(b, n, R, &zeros)) || (status = gop_scalar(b, n, 1.0f, &one)))
+	if (mean_out >= 0)
+		mean = mean_out;
+	else if ((status = gop_scratch(b, n, R, &mean)))
+		return status;
+	if ((status = gop_scratch(b, n, R, &var)) || (status = gop_scratch(b, n, R * D, &diff)) ||
+	    (status = unit_arrays(b, n, R, &one, &ones, &zeros)))
 		return status;
 	gop_tl_init(&l, VNPU_OP_T_REDUCE_MEAN, 2, shape);
 	l.sa[0] = D, l.sa[1] = 1, l.sc[0] = 1, l.sc[1] = 0;
@@ -540,24 +540,17 @@ static int normalize_rows(struct gbuild *b, const struct gnode *n, uint64_t R, u
 	l.tc = var;
 	if ((status = gop_tl_emit(b, n, &l)))
 		return status;
-	gb_set_shape(&b->tensors[var], VNPU_DTYPE_FLOAT, 1, vec);
-	gb_set_shape(&b->tensors[ones], VNPU_DTYPE_FLOAT, 1, vec);
-	gb_set_shape(&b->tensors[zeros], VNPU_DTYPE_FLOAT, 1, vec);
-	if ((status = ew_const(b, n, VNPU_OP_T_DIV, var, (float)D, 0, var)) ||
-	    (status = gop_copy(b, n, 1, vec, one, 0, zero, ones, 0, unit)) ||
-	    (status = ew(b, n, VNPU_OP_T_SUB, ones, ones, zeros)))
+	if ((status = ew_const(b, n, VNPU_OP_T_DIV, var, (float)D, 0, var)))
 		return status;
-	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, 2, shape);
-	l.sa[0] = D, l.sa[1] = 1, l.sc[0] = D, l.sc[1] = 1;
-	l.ta = n->in[0];
-	l.tc = n->out[0];
-	l.norm[0] = ones;
-	l.norm[1] = zeros;
-	l.norm[2] = mean;
-	l.norm[3] = var;
-	l.epsilon = eps;
-	l.norm_axis = 0;
-	return gop_tl_emit(b, n, &l);
+	{
+		int arrays[4] = { ones, zeros, mean, var }, inv[4] = { ones, zeros, zeros, var };
+
+		status = batchnorm_rows(b, n, R, D, n->in[0], 0, n->out[0], arrays, eps);
+		/* InvStdDev, 1 / sqrt(var + eps): BATCHNORM of a broadcast 1. */
+		if (status == VNPU_SUCCESS && inv_out >= 0)
+			status = batchnorm_rows(b, n, R, 1, one, 1, inv_out, inv, eps);
+	}
+	return status;
 }
 
 static int op_layer_norm(struct gbuild *b, struct gnode *n)
@@ -571,7 +564,7 @@ static int op_layer_norm(struct gbuild *b, struct gnode *n)
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
 	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+	    (status = gop_need_float(b, n, 2)))
 		return status;
 	x = gop_in(b, n, 0);
 	a = gop_attr_int(n, "axis", -1);
@@ -593,11 +586,19 @@ static int op_layer_norm(struct gbuild *b, struct gnode *n)
 		if (status != VNPU_SUCCESS)
 			return status;
 	}
+	/* Mean and InvStdDev: the input's shape with 1 on the normalized axes. */
+	memcpy(dims, x->dims, sizeof(dims));
+	for (uint32_t d = axis; d < x->rank; d++)
+		dims[d] = 1;
+	for (size_t o = 1; o < n->num_out && o < 3; o++)
+		if (n->out[o] >= 0 && (status = gop_set_out(b, n, o, x->rank, dims)))
+			return status;
 	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status == VNPU_SUCCESS)
 		status = normalize_rows(b, n, gop_prod(x->dims, 0, axis),
 					gop_prod(x->dims, axis, x->rank),
-					gop_attr_float(n, "epsilon", 1e-5f));
+					gop_attr_float(n, "epsilon", 1e-5f),
+					n->num_out > 1 ? n->out[1] : -1, n->num_out > 2 ? n->out[2] : -1);
 	if (status == VNPU_SUCCESS)
 		status = ew(b, n, VNPU_OP_T_MUL, n->out[0], n->in[1], n->out[0]);
 	if (status == VNPU_SUCCESS && gop_in(b, n, 2))
@@ -629,7 +630,7 @@ static int op_instance_norm(struct gbuild *b, struct gnode *n)
 	D = gop_prod(x->dims, 2, x->rank);
 	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status == VNPU_SUCCESS)
-		status = normalize_rows(b, n, N * C, D, gop_attr_float(n, "epsilon", 1e-5f));
+		status = normalize_rows(b, n, N * C, D, gop_attr_float(n, "epsilon", 1e-5f), -1, -1);
 	if (status == VNPU_SUCCESS)
 		status = per_channel(b, n, VNPU_OP_T_MUL, n->out[0], n->in[1], N, C, D);
 	if (status == VNPU_SUCCESS)
@@ -648,7 +649,6 @@ const struct gop_map gop_math_ops[] = {
 	{ "Min", op_variadic, 8 },
 	{ "ReduceMin", op_reduce_more, 1 }, { "ReduceSumSquare", op_reduce_more, 1 },
 	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
-	{ "GlobalMaxPool", op_global_max_pool, 1 },
 	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
 	{ "InstanceNormalization", op_instance_norm, 6 },
 	{ NULL, NULL, 0 },

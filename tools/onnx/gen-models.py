@@ -240,6 +240,13 @@ def bad_operators(d, x):
         blocksize=3)
     one("prelu_slope", "PRelu", ["x", "slope"], {"slope": f32(1, 2, 3)})
     one("cast_to", "Cast", ["x"], {}, to=TensorProto.INT32)
+    x3 = np.ones((3, 1, 2), np.float32)
+    one("lstm_weights", "LSTM", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 8, 3), np.float32),
+                                                  "R": np.ones((1, 8, 2), np.float32)},
+        hidden_size=2)
+    one("gru_activation", "GRU", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 6, 2), np.float32),
+                                                    "R": np.ones((1, 6, 2), np.float32)},
+        hidden_size=2, activations=["Relu", "Tanh"])
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
