@@ -179,6 +179,7 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
 		{ "lstm_weights", VNPU_ERROR_INVALID_MODEL, { "'lstm_weights' (LSTM)", "do not fit" } },
 		{ "gru_activation", VNPU_ERROR_NOT_SUPPORTED, { "'gru_activation' (GRU)", "activation 0" } },
+		{ "resize_linear", VNPU_ERROR_NOT_SUPPORTED, { "'resize_linear' (Resize)", "mode 'linear'" } },
 		{ "fold_div", VNPU_ERROR_INVALID_MODEL, { "'fold_div' (Div)", "division by 0" } },
 	};
 

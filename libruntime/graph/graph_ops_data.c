@@ -3,11 +3,13 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * ONNX operators that move data: Concat, Split, Slice, Gather, Pad,
- * Expand, Tile, DepthToSpace, SpaceToDepth, and Dropout and Cast where
+ * Expand, Tile, DepthToSpace, SpaceToDepth, Trilu, nearest Resize and
+ * Upsample, and Dropout and Cast where
  * they are views. Each is one or more T_COPY launches with the strides and
  * offsets that select, repeat or place the elements; indices, pads and
  * repeats are constants of the graph (folded or given at load).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_ops.h"
@@ -265,12 +267,40 @@ static int op_slice(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
-/* Gather of float data by constant indices: one copy per run of consecutive indices. */
+/*
+ * C[outer, count, inner] = A[outer, idx[j], inner], A's axis of @len
+ * elements: one T_COPY per run of consecutive or of repeated indices
+ * (@idx in 0..len-1).
+ */
+static int gather_runs(struct gbuild *b, const struct gnode *n, int ta, uint64_t outer,
+		       uint64_t len, uint64_t inner, const int64_t *idx, size_t count, int tc)
+{
+	uint64_t sa[3], sc[3], steps = 0;
+	int64_t shape[3];
+	int status = VNPU_SUCCESS;
+
+	for (size_t i = 0; i < count && status == VNPU_SUCCESS;) {
+		int repeat = i + 1 < count && idx[i + 1] == idx[i];
+		size_t run = 1;
+
+		while (i + run < count && idx[i + run] == idx[i] + (repeat ? 0 : (int64_t)run))
+			run++;
+		if (++steps > 4096)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than 4096 index runs");
+		shape[0] = (int64_t)outer, shape[1] = (int64_t)run, shape[2] = (int64_t)inner;
+		sa[0] = len * inner, sa[1] = repeat ? 0 : inner, sa[2] = 1;
+		sc[0] = count * inner, sc[1] = inner, sc[2] = 1;
+		status = gop_copy(b, n, 3, shape, ta, (uint64_t)idx[i] * inner, sa, tc, i * inner, sc);
+		i += run;
+	}
+	return status;
+}
+
+/* Gather of float data by constant indices. */
 static int op_gather(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
-	int64_t dims[MAX_RANK], shape[3];
-	uint64_t sa[3], sc[3], outer, inner, steps = 0;
+	int64_t dims[MAX_RANK], *norm;
 	const int64_t *idx;
 	struct gtensor *x, *ind;
 	uint32_t axis = 0, rank = 0;
@@ -306,24 +336,158 @@ static int op_gather(struct gbuild *b, struct gnode *n)
 	status = gop_set_out(b, n, 0, rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	outer = gop_prod(x->dims, 0, axis);
-	inner = gop_prod(x->dims, axis + 1, x->rank);
-	for (size_t i = 0; i < count && status == VNPU_SUCCESS;) {
-		int64_t first = idx[i] < 0 ? idx[i] + x->dims[axis] : idx[i];
-		size_t run = 1;
+	norm = malloc((count ? count : 1) * sizeof(*norm));
+	if (!norm)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	x = gop_in(b, n, 0);
+	for (size_t i = 0; i < count; i++)
+		norm[i] = idx[i] < 0 ? idx[i] + x->dims[axis] : idx[i];
+	status = gather_runs(b, n, n->in[0], gop_prod(x->dims, 0, axis), (uint64_t)x->dims[axis],
+			     gop_prod(x->dims, axis + 1, x->rank), norm, count, n->out[0]);
+	free(norm);
+	return status;
+}
 
-		while (i + run < count &&
-		       (idx[i + run] < 0 ? idx[i + run] + x->dims[axis] : idx[i + run]) ==
-		       first + (int64_t)run)
-			run++;
-		if (++steps > 4096)
-			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than 4096 index runs");
-		shape[0] = (int64_t)outer, shape[1] = (int64_t)run, shape[2] = (int64_t)inner;
-		sa[0] = (uint64_t)x->dims[axis] * inner, sa[1] = inner, sa[2] = 1;
-		sc[0] = count * inner, sc[1] = inner, sc[2] = 1;
-		status = gop_copy(b, n, 3, shape, n->in[0], (uint64_t)first * inner, sa, n->out[0],
-				  i * inner, sc);
-		i += run;
+/* floor() of the small coordinates of Resize, without libm. */
+static double floor_of(double v)
+{
+	double t = (double)(int64_t)v;
+
+	return t > v ? t - 1 : t;
+}
+
+/* The input index of each output index of one axis of a nearest Resize. */
+static void nearest_map(const char *ctm, const char *nm, int64_t in, int64_t out, double scale,
+			int64_t *idx)
+{
+	for (int64_t x = 0; x < out; x++) {
+		double o, f;
+		int64_t i;
+
+		if (!strcmp(ctm, "asymmetric"))
+			o = x / scale;
+		else if (!strcmp(ctm, "align_corners"))
+			o = out == 1 ? 0 : (double)x * (double)(in - 1) / (double)(out - 1);
+		else if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+			o = (x + 0.5) / scale;
+		else if (!strcmp(ctm, "pytorch_half_pixel"))
+			o = out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+		else
+			o = (x + 0.5) / scale - 0.5;	/* half_pixel */
+		f = floor_of(o);
+		if (!strcmp(nm, "floor"))
+			i = (int64_t)f;
+		else if (!strcmp(nm, "ceil"))
+			i = (int64_t)-floor_of(-o);
+		else if (o - f == 0.5)
+			i = !strcmp(nm, "round_prefer_ceil") ? (int64_t)f + 1 : (int64_t)f;
+		else
+			i = (int64_t)floor_of(o + 0.5);	/* not a tie: the nearest */
+		idx[x] = i < 0 ? 0 : i >= in ? in - 1 : i;
+	}
+}
+
+/*
+ * Resize (from opset 11) and Upsample in ``nearest`` mode, by constant
+ * scales or sizes: the input index of every output index is computed at
+ * load, then each resized axis is one gather of runs (gather_runs()),
+ * through scratch tensors between axes.
+ */
+static int op_resize(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "coordinate_transformation_mode", "cubic_coeff_a",
+					       "exclude_outside", "extrapolation_value", "mode",
+					       "nearest_mode", "scales", NULL };
+	int upsample = !strcmp(n->np->op_type, "Upsample");
+	char mode[32], ctm[32], nm[32];
+	int64_t out[MAX_RANK], dims[MAX_RANK], *idx;
+	double scale[MAX_RANK];
+	const float *scales = NULL;
+	const int64_t *sizes = NULL;
+	size_t count = 0;
+	struct gtensor *x;
+	int status, src, last = -1;
+
+	if ((status = gop_check_attrs(n, allowed)) ||
+	    (status = gop_need_inputs(n, 1, upsample ? 2 : 4)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	gop_attr_str(n, "mode", mode, sizeof(mode));
+	if (strcmp(mode, "nearest"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "mode '%s' not supported (nearest is)",
+				 mode[0] ? mode : "nearest");
+	if (upsample) {
+		strcpy(ctm, "asymmetric");
+		strcpy(nm, "floor");
+	} else {
+		gop_attr_str(n, "coordinate_transformation_mode", ctm, sizeof(ctm));
+		gop_attr_str(n, "nearest_mode", nm, sizeof(nm));
+		if (!strcmp(ctm, "tf_crop_and_resize"))
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "coordinate_transformation_mode 'tf_crop_and_resize' not supported");
+	}
+	if (upsample && b->opset < 9) {
+		const Onnx__AttributeProto *a = gop_attr(n, "scales");
+
+		scales = a ? a->floats : NULL;
+		count = a ? a->n_floats : 0;
+	} else if (gop_in(b, n, upsample ? 1 : 2) && gop_in(b, n, upsample ? 1 : 2)->count) {
+		int j = upsample ? 1 : 2;
+
+		scales = gop_in(b, n, j)->dtype == VNPU_DTYPE_FLOAT ? gop_const_data(b, n->in[j]) : NULL;
+		count = gop_in(b, n, j)->count;
+		if (!scales)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "scales must be a constant float tensor");
+	} else if (!upsample && gop_in(b, n, 3)) {
+		sizes = gop_const_ints(b, n, 3, &count);
+		if (!sizes)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "sizes must be a constant int64 tensor");
+	}
+	if ((!scales && !sizes) || count != x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%zu scales or sizes for rank %u", count,
+				 x->rank);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		out[d] = sizes ? sizes[d] : (int64_t)floor_of((double)x->dims[d] * scales[d]);
+		scale[d] = sizes ? (double)sizes[d] / (double)x->dims[d] : scales[d];
+		if (out[d] < 1 || !(scale[d] > 0))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output dimension %u of %lld", d,
+					 (long long)out[d]);
+		if (out[d] != x->dims[d] || scale[d] != 1.0)
+			last = (int)d;
+	}
+	status = gop_set_out(b, n, 0, x->rank, out);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	memcpy(dims, x->dims, sizeof(dims));
+	src = n->in[0];
+	if (last < 0) {
+		uint64_t st[MAX_RANK];
+
+		gop_dense(dims, x->rank, st);
+		return gop_copy(b, n, x->rank, dims, src, 0, st, n->out[0], 0, st);
+	}
+	for (uint32_t d = 0; d <= (uint32_t)last && status == VNPU_SUCCESS; d++) {
+		uint32_t rank = gop_in(b, n, 0)->rank;
+		uint64_t outer = gop_prod(dims, 0, d), inner = gop_prod(dims, d + 1, rank);
+		int dst = n->out[0];
+
+		if (out[d] == dims[d] && scale[d] == 1.0)
+			continue;
+		if ((int)d < last)
+			status = gop_scratch(b, n, outer * (uint64_t)out[d] * inner, &dst);
+		idx = status == VNPU_SUCCESS ? malloc((size_t)out[d] * sizeof(*idx)) : NULL;
+		if (status == VNPU_SUCCESS && !idx)
+			status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
+		if (status != VNPU_SUCCESS)
+			return status;
+		nearest_map(ctm, nm, dims[d], out[d], scale[d], idx);
+		status = gather_runs(b, n, src, outer, (uint64_t)dims[d], inner, idx,
+				     (size_t)out[d], dst);
+		free(idx);
+		dims[d] = out[d];
+		src = dst;
 	}
 	return status;
 }
@@ -643,6 +807,7 @@ const struct gop_map gop_data_ops[] = {
 	{ "Gather", op_gather, 1 }, { "Pad", op_pad, 2 }, { "Expand", op_expand, 8 },
 	{ "Tile", op_tile, 6 }, { "DepthToSpace", op_depth_space, 1 },
 	{ "SpaceToDepth", op_depth_space, 1 }, { "Dropout", op_dropout, 7 },
-	{ "Cast", op_cast, 6 }, { "Trilu", op_trilu, 14 },
+	{ "Cast", op_cast, 6 }, { "Trilu", op_trilu, 14 }, { "Resize", op_resize, 11 },
+	{ "Upsample", op_resize, 7 },
 	{ NULL, NULL, 0 },
 };

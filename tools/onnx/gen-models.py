@@ -247,6 +247,7 @@ def bad_operators(d, x):
     one("gru_activation", "GRU", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 6, 2), np.float32),
                                                     "R": np.ones((1, 6, 2), np.float32)},
         hidden_size=2, activations=["Relu", "Tanh"])
+    one("resize_linear", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="linear")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
