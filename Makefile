@@ -169,6 +169,14 @@ $(ONNX_MODELS): tools/onnx/gen-models.py
 	$(ONNX_PYTHON) tools/onnx/gen-models.py $(BUILD)/onnx
 	@touch $@
 
+# Standard networks exported by PyTorch's own exporter, with torch's outputs
+# (tools/onnx/export-torch.py, Debian's python3-torch and python3-torchvision).
+TORCH_MODELS := $(BUILD)/onnx-torch/.stamp
+$(TORCH_MODELS): tools/onnx/export-torch.py
+	@rm -rf $(BUILD)/onnx-torch
+	$(ONNX_PYTHON) tools/onnx/export-torch.py $(BUILD)/onnx-torch
+	@touch $@
+
 $(ONNX_GEN) &: $(ONNX_PROTO)
 	@if [ ! -f $(ONNX_PROTO) ] || ! command -v protoc-c >/dev/null; then \
 		echo "vnpu: onnx.proto or protoc-c missing; run 'make deps' (as root) first" >&2; \
@@ -286,7 +294,7 @@ $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/
 
 # --- tests --------------------------------------------------------------------
 
-selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES) $(ONNX_MODELS)
+selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES) $(ONNX_MODELS) $(TORCH_MODELS)
 
 # The examples build like any application of the runtime would.
 $(EXAMPLES): $(BUILD)/examples/%: examples/%.c $(RT_HEADERS) $(RT_SO)

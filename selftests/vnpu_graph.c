@@ -151,7 +151,44 @@ TEST_F(graph, unsupported_operator_names_node_and_op)
 TEST_F(graph, unsupported_attribute_names_node_and_attribute)
 {
 	expect_refused(_metadata, self, "bad/unsupported_attribute.onnx", VNPU_ERROR_NOT_SUPPORTED,
-		       (const char *const[]){ "'grouped' (Conv)", "'group' = 2", NULL });
+		       (const char *const[]){ "'reflect_pad' (Pad)", "mode 'reflect'", NULL });
+}
+
+/* Bad attributes and shapes of each operator: the node and the reason, nothing kept. */
+TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
+{
+	static const struct {
+		const char *file;
+		int status;
+		const char *words[3];
+	} cases[] = {
+		{ "conv_group", VNPU_ERROR_INVALID_MODEL, { "'conv_group' (Conv)", "group 3 does not divide" } },
+		{ "concat_shapes", VNPU_ERROR_INVALID_MODEL, { "'concat_shapes' (Concat)", "differs in dimension 1" } },
+		{ "concat_axis", VNPU_ERROR_INVALID_MODEL, { "'concat_axis' (Concat)", "axis 5 out of range" } },
+		{ "split_sizes", VNPU_ERROR_INVALID_MODEL, { "'split_sizes' (Split)", "2 sizes for 1 outputs" } },
+		{ "slice_step0", VNPU_ERROR_INVALID_MODEL, { "'slice_step0' (Slice)", "step 0" } },
+		{ "gather_index", VNPU_ERROR_INVALID_MODEL, { "'gather_index' (Gather)", "index 9 out of range" } },
+		{ "pad_length", VNPU_ERROR_INVALID_MODEL, { "'pad_length' (Pad)", "3 pads for rank 2" } },
+		{ "clip_bounds", VNPU_ERROR_INVALID_MODEL, { "'clip_bounds' (Clip)", "must be a scalar" } },
+		{ "pow_exponent", VNPU_ERROR_NOT_SUPPORTED, { "'pow_exponent' (Pow)", "exponent 1.5" } },
+		{ "tile_repeats", VNPU_ERROR_INVALID_MODEL, { "'tile_repeats' (Tile)", "3 repeats for rank 2" } },
+		{ "expand_shape", VNPU_ERROR_INVALID_MODEL, { "'expand_shape' (Expand)", "do not broadcast" } },
+		{ "depth_to_space", VNPU_ERROR_INVALID_MODEL, { "'depth_to_space' (DepthToSpace)", "blocksize 3" } },
+		{ "prelu_slope", VNPU_ERROR_INVALID_MODEL, { "'prelu_slope' (PRelu)", "do not broadcast" } },
+		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 6" } },
+		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
+		{ "lstm_weights", VNPU_ERROR_INVALID_MODEL, { "'lstm_weights' (LSTM)", "do not fit" } },
+		{ "gru_activation", VNPU_ERROR_NOT_SUPPORTED, { "'gru_activation' (GRU)", "activation 0" } },
+		{ "resize_linear", VNPU_ERROR_NOT_SUPPORTED, { "'resize_linear' (Resize)", "mode 'linear'" } },
+		{ "fold_div", VNPU_ERROR_INVALID_MODEL, { "'fold_div' (Div)", "division by 0" } },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "bad/op_%s.onnx", cases[i].file);
+		expect_refused(_metadata, self, name, cases[i].status, cases[i].words);
+	}
 }
 
 TEST_F(graph, operator_from_an_older_operator_set_is_not_supported)

@@ -21,6 +21,8 @@ packages=(
 	# the ONNX backend node tests, demo models generated with python3-onnx
 	protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
 	python3-onnx python3-numpy
+	# standard networks exported by PyTorch (tools/onnx/export-torch.py)
+	python3-torch python3-torchvision
 )
 
 missing=()

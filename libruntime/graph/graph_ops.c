@@ -14,11 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
+#include "graph_ops.h"
 
-#define MAX_DIM DRM_VNPU_KERNEL_MAX_DIM
-
-static const Onnx__AttributeProto *attr(const struct gnode *n, const char *name)
+const Onnx__AttributeProto *gop_attr(const struct gnode *n, const char *name)
 {
 	for (size_t i = 0; i < n->np->n_attribute; i++)
 		if (!strcmp(n->np->attribute[i]->name, name))
@@ -27,7 +25,7 @@ static const Onnx__AttributeProto *attr(const struct gnode *n, const char *name)
 }
 
 /* Every attribute of the node must be in @allowed (NULL-terminated). */
-static int check_attrs(const struct gnode *n, const char *const *allowed)
+int gop_check_attrs(const struct gnode *n, const char *const *allowed)
 {
 	for (size_t i = 0; i < n->np->n_attribute; i++) {
 		const char *name = n->np->attribute[i]->name;
@@ -42,28 +40,28 @@ static int check_attrs(const struct gnode *n, const char *const *allowed)
 	return VNPU_SUCCESS;
 }
 
-static int64_t attr_int(const struct gnode *n, const char *name, int64_t def)
+int64_t gop_attr_int(const struct gnode *n, const char *name, int64_t def)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = gop_attr(n, name);
 
 	return a ? a->i : def;
 }
 
-static float attr_float(const struct gnode *n, const char *name, float def)
+float gop_attr_float(const struct gnode *n, const char *name, float def)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = gop_attr(n, name);
 
 	return a ? a->f : def;
 }
 
-static struct gtensor *T(struct gbuild *b, const struct gnode *n, size_t j)
+struct gtensor *gop_in(struct gbuild *b, const struct gnode *n, size_t j)
 {
 	if (j >= n->num_in || n->in[j] < 0)
 		return NULL;
 	return &b->tensors[n->in[j]];
 }
 
-static int need_inputs(const struct gnode *n, size_t min, size_t max)
+int gop_need_inputs(const struct gnode *n, size_t min, size_t max)
 {
 	size_t given = 0;
 
@@ -81,9 +79,9 @@ static int need_inputs(const struct gnode *n, size_t min, size_t max)
 	return VNPU_SUCCESS;
 }
 
-static int need_float(struct gbuild *b, const struct gnode *n, size_t j)
+int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j)
 {
-	struct gtensor *t = T(b, n, j);
+	struct gtensor *t = gop_in(b, n, j);
 
 	if (t && t->dtype != VNPU_DTYPE_FLOAT)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
@@ -95,7 +93,7 @@ static int need_float(struct gbuild *b, const struct gnode *n, size_t j)
 }
 
 /* Only the first output of these operators is supported. */
-static int single_output(const struct gnode *n)
+int gop_single_output(const struct gnode *n)
 {
 	for (size_t o = 1; o < n->num_out; o++)
 		if (n->out[o] >= 0)
@@ -103,7 +101,7 @@ static int single_output(const struct gnode *n)
 	return VNPU_SUCCESS;
 }
 
-static int set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank,
+int gop_set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank,
 		   const int64_t *dims)
 {
 	struct gtensor *t = &b->tensors[n->out[o]];
@@ -114,7 +112,7 @@ static int set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t r
 	return VNPU_SUCCESS;
 }
 
-static int set_alias(struct gbuild *b, const struct gnode *n, int src, uint32_t rank,
+int gop_set_alias(struct gbuild *b, const struct gnode *n, int src, uint32_t rank,
 		     const int64_t *dims)
 {
 	struct gtensor *t = &b->tensors[n->out[0]];
@@ -127,7 +125,7 @@ static int set_alias(struct gbuild *b, const struct gnode *n, int src, uint32_t 
 }
 
 /* A scratch intermediate of @count floats owned by the node. */
-static int scratch(struct gbuild *b, const struct gnode *n, uint64_t count, int *id)
+int gop_scratch(struct gbuild *b, const struct gnode *n, uint64_t count, int *id)
 {
 	char name[64];
 	int64_t dims[1] = { (int64_t)count };
@@ -143,7 +141,7 @@ static int scratch(struct gbuild *b, const struct gnode *n, uint64_t count, int 
 	return VNPU_SUCCESS;
 }
 
-static int launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_t flags,
+int gop_launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_t flags,
 		  uint64_t m, uint64_t nn, uint64_t k, float alpha, float beta,
 		  int ta, uint64_t oa, int tb, uint64_t ob, int tc, uint64_t oc)
 {
@@ -169,7 +167,7 @@ static int launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint
 	return gb_add_step(b, &st);
 }
 
-static uint64_t prod(const int64_t *dims, uint32_t from, uint32_t to)
+uint64_t gop_prod(const int64_t *dims, uint32_t from, uint32_t to)
 {
 	uint64_t p = 1;
 
@@ -179,18 +177,30 @@ static uint64_t prod(const int64_t *dims, uint32_t from, uint32_t to)
 }
 
 /* Constant int64 values of input @j (shapes, axes); NULL if not constant. */
-static const int64_t *const_ints(struct gbuild *b, const struct gnode *n, size_t j, size_t *count)
+const void *gop_const_data(struct gbuild *b, int id)
 {
-	struct gtensor *t = T(b, n, j);
+	struct gtensor *t;
 
-	if (!t || t->cls != GT_WEIGHT || t->dtype != VNPU_DTYPE_INT64 || !t->host)
+	while (id >= 0 && b->tensors[id].cls == GT_ALIAS)
+		id = b->tensors[id].base;
+	if (id < 0)
+		return NULL;
+	t = &b->tensors[id];
+	return t->cls == GT_WEIGHT ? t->host : NULL;
+}
+
+const int64_t *gop_const_ints(struct gbuild *b, const struct gnode *n, size_t j, size_t *count)
+{
+	struct gtensor *t = gop_in(b, n, j);
+
+	if (!t || t->dtype != VNPU_DTYPE_INT64 || !gop_const_data(b, n->in[j]))
 		return NULL;
 	*count = t->count;
-	return t->host;
+	return gop_const_data(b, n->in[j]);
 }
 
 /* Normalizes axes against @rank: sorted, unique, in range. */
-static int norm_axes(const struct gnode *n, const int64_t *in, size_t count, uint32_t rank,
+int gop_norm_axes(const struct gnode *n, const int64_t *in, size_t count, uint32_t rank,
 		     int64_t *out)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -216,15 +226,15 @@ static int norm_axes(const struct gnode *n, const int64_t *in, size_t count, uin
 }
 
 /* Axes from attribute "axes" or, from @input_opset on, from input 1. */
-static int get_axes(struct gbuild *b, const struct gnode *n, int64_t input_opset, int64_t *axes,
+int gop_get_axes(struct gbuild *b, const struct gnode *n, int64_t input_opset, int64_t *axes,
 		    size_t *count, int *given)
 {
-	const Onnx__AttributeProto *a = attr(n, "axes");
+	const Onnx__AttributeProto *a = gop_attr(n, "axes");
 
 	*given = 0;
 	*count = 0;
-	if (b->opset >= input_opset && T(b, n, 1)) {
-		const int64_t *v = const_ints(b, n, 1, count);
+	if (b->opset >= input_opset && gop_in(b, n, 1)) {
+		const int64_t *v = gop_const_ints(b, n, 1, count);
 
 		if (!v)
 			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
@@ -245,7 +255,7 @@ static int get_axes(struct gbuild *b, const struct gnode *n, int64_t input_opset
 
 /* --- operators ------------------------------------------------------------------ */
 
-static int broadcast_shape(const struct gnode *n, const struct gtensor *a, const struct gtensor *c,
+int gop_broadcast_shape(const struct gnode *n, const struct gtensor *a, const struct gtensor *c,
 			   uint32_t *rank, int64_t *dims)
 {
 	char sa[96], sc[96];
@@ -268,10 +278,8 @@ static int broadcast_shape(const struct gnode *n, const struct gtensor *a, const
 
 /* --- N-d tensor operators (uAPI 1.4) ------------------------------------------------ */
 
-#define TDIMS VNPU_TENSOR_MAX_DIMS
-
 /* Row-major element strides of @dims. */
-static void dense(const int64_t *dims, uint32_t rank, uint64_t *st)
+void gop_dense(const int64_t *dims, uint32_t rank, uint64_t *st)
 {
 	uint64_t s = 1;
 
@@ -282,35 +290,17 @@ static void dense(const int64_t *dims, uint32_t rank, uint64_t *st)
 }
 
 /* Strides of @t read as the shape (@rank, @dims) it broadcasts to. */
-static void bcast(const struct gtensor *t, uint32_t rank, const int64_t *dims, uint64_t *st)
+void gop_bcast(const struct gtensor *t, uint32_t rank, const int64_t *dims, uint64_t *st)
 {
 	uint64_t own[VNPU_HOST_TENSOR_MAX_RANK];
 
-	dense(t->dims, t->rank, own);
+	gop_dense(t->dims, t->rank, own);
 	for (uint32_t i = 0; i < rank; i++) {
 		int j = (int)i - (int)(rank - t->rank);
 
 		st[i] = j < 0 || (t->dims[j] == 1 && dims[i] != 1) ? 0 : own[j];
 	}
 }
-
-/* One N-d launch: operands, iteration space and strides (elements). */
-struct tlaunch {
-	enum vnpu_op op;
-	uint32_t flags;
-	uint32_t rank;
-	int64_t shape[VNPU_HOST_TENSOR_MAX_RANK];
-	uint32_t axes;
-	int ta, tb, tc;
-	uint64_t oa, oc;	/* element offsets */
-	uint64_t sa[VNPU_HOST_TENSOR_MAX_RANK], sb[VNPU_HOST_TENSOR_MAX_RANK];
-	uint64_t sc[VNPU_HOST_TENSOR_MAX_RANK];
-	int norm[4];		/* BATCHNORM: scale, bias, mean, var */
-	struct vnpu_tensor_window window;
-	float epsilon;
-	uint32_t norm_axis;
-	uint32_t out_rank;	/* strides of C given for the window operators */
-};
 
 /*
  * Drops dimensions of size 1 and merges neighbours that every operand
@@ -352,7 +342,7 @@ static void coalesce(struct tlaunch *l)
 	l->axes = axes;
 }
 
-static int tlaunch_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
+int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
 {
 	struct gstep st = { .kind = GSTEP_TENSOR, .node = n->index };
 	int window = l->op == VNPU_OP_T_IM2COL || l->op == VNPU_OP_T_MAXPOOL ||
@@ -390,14 +380,14 @@ static int tlaunch_emit(struct gbuild *b, const struct gnode *n, struct tlaunch 
 	st.t.norm.epsilon = l->epsilon;
 	st.t.norm.axis = l->norm_axis;
 	st.a = (struct goperand){ l->ta, l->oa * 4 };
-	st.b = (struct goperand){ l->tb, 0 };
+	st.b = (struct goperand){ l->tb, l->ob * 4 };
 	st.c = (struct goperand){ l->tc, l->oc * 4 };
 	for (int i = 0; i < 4; i++)
 		st.norm[i] = (struct goperand){ l->op == VNPU_OP_T_BATCHNORM ? l->norm[i] : -1, 0 };
 	return gb_add_step(b, &st);
 }
 
-static void tl_init(struct tlaunch *l, enum vnpu_op op, uint32_t rank, const int64_t *shape)
+void gop_tl_init(struct tlaunch *l, enum vnpu_op op, uint32_t rank, const int64_t *shape)
 {
 	memset(l, 0, sizeof(*l));
 	l->op = op;
@@ -417,19 +407,19 @@ static int op_unary_t(struct gbuild *b, struct gnode *n)
 	struct gtensor *x;
 	int status;
 
-	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	status = set_out(b, n, 0, x->rank, x->dims);
+	x = gop_in(b, n, 0);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	tl_init(&l, kop, x->rank, x->dims);
+	gop_tl_init(&l, kop, x->rank, x->dims);
 	l.ta = n->in[0];
 	l.tc = n->out[0];
-	dense(x->dims, x->rank, l.sa);
-	dense(x->dims, x->rank, l.sc);
-	return tlaunch_emit(b, n, &l);
+	gop_dense(x->dims, x->rank, l.sa);
+	gop_dense(x->dims, x->rank, l.sc);
+	return gop_tl_emit(b, n, &l);
 }
 
 static int op_binary_t(struct gbuild *b, struct gnode *n)
@@ -443,39 +433,39 @@ static int op_binary_t(struct gbuild *b, struct gnode *n)
 	uint32_t rank;
 	int status;
 
-	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 2, 2)) ||
-	    (status = need_float(b, n, 0)) || (status = need_float(b, n, 1)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	status = broadcast_shape(n, T(b, n, 0), T(b, n, 1), &rank, dims);
+	status = gop_broadcast_shape(n, gop_in(b, n, 0), gop_in(b, n, 1), &rank, dims);
 	if (status == VNPU_SUCCESS)
-		status = set_out(b, n, 0, rank, dims);
+		status = gop_set_out(b, n, 0, rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	tl_init(&l, kop, rank, dims);
+	gop_tl_init(&l, kop, rank, dims);
 	l.ta = n->in[0];
 	l.tb = n->in[1];
 	l.tc = n->out[0];
-	bcast(T(b, n, 0), rank, dims, l.sa);
-	bcast(T(b, n, 1), rank, dims, l.sb);
-	dense(dims, rank, l.sc);
-	return tlaunch_emit(b, n, &l);
+	gop_bcast(gop_in(b, n, 0), rank, dims, l.sa);
+	gop_bcast(gop_in(b, n, 1), rank, dims, l.sb);
+	gop_dense(dims, rank, l.sc);
+	return gop_tl_emit(b, n, &l);
 }
 
 static int op_transpose(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "perm", NULL };
-	const Onnx__AttributeProto *a = attr(n, "perm");
+	const Onnx__AttributeProto *a = gop_attr(n, "perm");
 	int64_t dims[VNPU_HOST_TENSOR_MAX_RANK], perm[VNPU_HOST_TENSOR_MAX_RANK];
 	uint64_t in_st[VNPU_HOST_TENSOR_MAX_RANK];
 	struct tlaunch l;
 	struct gtensor *x;
 	int status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
+	x = gop_in(b, n, 0);
 	if (a && a->n_ints != x->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "perm of %zu axes for rank %u",
 				 a->n_ints, x->rank);
@@ -484,26 +474,26 @@ static int op_transpose(struct gbuild *b, struct gnode *n)
 	{
 		int64_t sorted[VNPU_HOST_TENSOR_MAX_RANK];
 
-		status = norm_axes(n, perm, x->rank, x->rank, sorted);
+		status = gop_norm_axes(n, perm, x->rank, x->rank, sorted);
 		if (status != VNPU_SUCCESS)
 			return status;
 	}
-	dense(x->dims, x->rank, in_st);
-	tl_init(&l, VNPU_OP_T_COPY, x->rank, x->dims);
+	gop_dense(x->dims, x->rank, in_st);
+	gop_tl_init(&l, VNPU_OP_T_COPY, x->rank, x->dims);
 	for (uint32_t i = 0; i < x->rank; i++) {
 		int64_t p = perm[i] < 0 ? perm[i] + x->rank : perm[i];
 
 		dims[i] = x->dims[p];
 		l.sa[i] = in_st[p];
 	}
-	status = set_out(b, n, 0, x->rank, dims);
+	status = gop_set_out(b, n, 0, x->rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	memcpy(l.shape, dims, sizeof(dims));
-	dense(dims, x->rank, l.sc);
+	gop_dense(dims, x->rank, l.sc);
 	l.ta = n->in[0];
 	l.tc = n->out[0];
-	return tlaunch_emit(b, n, &l);
+	return gop_tl_emit(b, n, &l);
 }
 
 static int op_softmax_t(struct gbuild *b, struct gnode *n)
@@ -514,46 +504,46 @@ static int op_softmax_t(struct gbuild *b, struct gnode *n)
 	int64_t axis;
 	int status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	axis = attr_int(n, "axis", b->opset >= 13 ? -1 : 1);
+	x = gop_in(b, n, 0);
+	axis = gop_attr_int(n, "axis", b->opset >= 13 ? -1 : 1);
 	if (!x->rank || axis < -(int64_t)x->rank || axis >= (int64_t)x->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range", (long long)axis);
 	if (axis < 0)
 		axis += x->rank;
-	status = set_out(b, n, 0, x->rank, x->dims);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	if (b->opset >= 13) {
-		tl_init(&l, VNPU_OP_T_SOFTMAX, x->rank, x->dims);
+		gop_tl_init(&l, VNPU_OP_T_SOFTMAX, x->rank, x->dims);
 		l.axes = 1u << axis;
 	} else {
-		/* Before opset 13: the 2-D view [prod(:axis), prod(axis:)]. */
-		int64_t two[2] = { (int64_t)prod(x->dims, 0, (uint32_t)axis),
-				   (int64_t)prod(x->dims, (uint32_t)axis, x->rank) };
+		/* Before opset 13: the 2-D view [gop_prod(:axis), gop_prod(axis:)]. */
+		int64_t two[2] = { (int64_t)gop_prod(x->dims, 0, (uint32_t)axis),
+				   (int64_t)gop_prod(x->dims, (uint32_t)axis, x->rank) };
 
-		tl_init(&l, VNPU_OP_T_SOFTMAX, 2, two);
+		gop_tl_init(&l, VNPU_OP_T_SOFTMAX, 2, two);
 		l.axes = 2;
 	}
-	dense(l.shape, l.rank, l.sa);
-	dense(l.shape, l.rank, l.sc);
+	gop_dense(l.shape, l.rank, l.sa);
+	gop_dense(l.shape, l.rank, l.sc);
 	l.ta = n->in[0];
 	l.tc = n->out[0];
-	return tlaunch_emit(b, n, &l);
+	return gop_tl_emit(b, n, &l);
 }
 
-static int reduce_t(struct gbuild *b, struct gnode *n, enum vnpu_op op, const int64_t *axes,
+int gop_reduce(struct gbuild *b, struct gnode *n, enum vnpu_op op, const int64_t *axes,
 		    size_t count, int keep)
 {
 	int64_t kept[VNPU_HOST_TENSOR_MAX_RANK], dims[VNPU_HOST_TENSOR_MAX_RANK];
-	struct gtensor *x = T(b, n, 0);
+	struct gtensor *x = gop_in(b, n, 0);
 	struct tlaunch l;
 	uint32_t rank = 0;
 	int status;
 
-	tl_init(&l, op, x->rank, x->dims);
+	gop_tl_init(&l, op, x->rank, x->dims);
 	for (size_t i = 0; i < count; i++)
 		l.axes |= 1u << axes[i];
 	for (uint32_t i = 0; i < x->rank; i++) {
@@ -563,17 +553,17 @@ static int reduce_t(struct gbuild *b, struct gnode *n, enum vnpu_op op, const in
 		if (!red || keep)
 			dims[rank++] = kept[i];
 	}
-	status = set_out(b, n, 0, rank, dims);
+	status = gop_set_out(b, n, 0, rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	dense(x->dims, x->rank, l.sa);
-	dense(kept, x->rank, l.sc);
+	gop_dense(x->dims, x->rank, l.sa);
+	gop_dense(kept, x->rank, l.sc);
 	for (uint32_t i = 0; i < x->rank; i++)
 		if ((l.axes >> i) & 1)
 			l.sc[i] = 0;
 	l.ta = n->in[0];
 	l.tc = n->out[0];
-	return tlaunch_emit(b, n, &l);
+	return gop_tl_emit(b, n, &l);
 }
 
 static int op_reduce_t(struct gbuild *b, struct gnode *n)
@@ -587,45 +577,48 @@ static int op_reduce_t(struct gbuild *b, struct gnode *n)
 	size_t count;
 	int given, status;
 
-	if ((status = check_attrs(n, allowed)) ||
-	    (status = need_inputs(n, 1, kop == VNPU_OP_T_REDUCE_SUM && b->opset >= 13 ? 2 : 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) ||
+	    (status = gop_need_inputs(n, 1, kop == VNPU_OP_T_REDUCE_SUM && b->opset >= 13 ? 2 : 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	status = get_axes(b, n, kop == VNPU_OP_T_REDUCE_SUM ? 13 : 18, axes, &count, &given);
+	x = gop_in(b, n, 0);
+	status = gop_get_axes(b, n, kop == VNPU_OP_T_REDUCE_SUM ? 13 : 18, axes, &count, &given);
 	if (status != VNPU_SUCCESS)
 		return status;
 	if (!count) {
-		if (attr_int(n, "noop_with_empty_axes", 0))
-			return set_alias(b, n, n->in[0], x->rank, x->dims);
+		if (gop_attr_int(n, "noop_with_empty_axes", 0))
+			return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
 		for (uint32_t i = 0; i < x->rank; i++)
 			axes[i] = i;
 		count = x->rank;
 	}
-	status = norm_axes(n, axes, count, x->rank, sorted);
+	status = gop_norm_axes(n, axes, count, x->rank, sorted);
 	if (status != VNPU_SUCCESS)
 		return status;
 	if (!x->rank)
-		return set_alias(b, n, n->in[0], 0, x->dims);
-	return reduce_t(b, n, kop, sorted, count, attr_int(n, "keepdims", 1) != 0);
+		return gop_set_alias(b, n, n->in[0], 0, x->dims);
+	return gop_reduce(b, n, kop, sorted, count, gop_attr_int(n, "keepdims", 1) != 0);
 }
 
-static int op_global_average_pool_t(struct gbuild *b, struct gnode *n)
+/* GlobalAveragePool, GlobalMaxPool: the mean or maximum over the spatial axes. */
+static int op_global_pool(struct gbuild *b, struct gnode *n)
 {
+	enum vnpu_op op = !strcmp(n->np->op_type, "GlobalMaxPool") ? VNPU_OP_T_REDUCE_MAX :
+							       VNPU_OP_T_REDUCE_MEAN;
 	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	int status;
 
-	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
+	x = gop_in(b, n, 0);
 	if (x->rank < 3)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 3 expected",
 				 x->rank);
 	for (uint32_t i = 2; i < x->rank; i++)
 		axes[i - 2] = i;
-	return reduce_t(b, n, VNPU_OP_T_REDUCE_MEAN, axes, x->rank - 2, 1);
+	return gop_reduce(b, n, op, axes, x->rank - 2, 1);
 }
 
 /* Batched A[..., M, K] x B[..., K, N] as one DOT (batch dims broadcast). */
@@ -644,11 +637,11 @@ static int matmul_dot(struct gbuild *b, const struct gnode *n, uint32_t nb, cons
 	shape[nb] = (int64_t)M;
 	shape[nb + 1] = (int64_t)N;
 	shape[nb + 2] = (int64_t)K;
-	tl_init(&l, VNPU_OP_T_DOT, nb + 3, shape);
+	gop_tl_init(&l, VNPU_OP_T_DOT, nb + 3, shape);
 	/* Batch strides in units of whole matrices. */
-	bcast(ab, nb, batch, sa);
-	bcast(bb, nb, batch, sb);
-	dense(batch, nb, sc);
+	gop_bcast(ab, nb, batch, sa);
+	gop_bcast(bb, nb, batch, sb);
+	gop_dense(batch, nb, sc);
 	for (uint32_t i = 0; i < nb; i++) {
 		l.sa[i] = sa[i] * M * K;
 		l.sb[i] = sb[i] * K * N;
@@ -667,7 +660,7 @@ static int matmul_dot(struct gbuild *b, const struct gnode *n, uint32_t nb, cons
 	l.ta = n->in[0];
 	l.tb = n->in[1];
 	l.tc = n->out[0];
-	return tlaunch_emit(b, n, &l);
+	return gop_tl_emit(b, n, &l);
 }
 
 /* Output size and padding of one spatial dimension of a window. */
@@ -711,9 +704,9 @@ static int window_dim(const struct gnode *n, const char *auto_pad, int64_t in, i
 	return VNPU_SUCCESS;
 }
 
-static const char *attr_str(const struct gnode *n, const char *name, char *buf, size_t len)
+const char *gop_attr_str(const struct gnode *n, const char *name, char *buf, size_t len)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = gop_attr(n, name);
 
 	buf[0] = 0;
 	if (a && a->has_s)
@@ -721,35 +714,55 @@ static const char *attr_str(const struct gnode *n, const char *name, char *buf, 
 	return buf;
 }
 
-/* Window of a 2-D Conv or pool over X (N x C x H x W), kernel @kh x @kw. */
-static int window_2d(const struct gnode *n, const struct gtensor *x, int64_t kh, int64_t kw,
-		     int ceil_mode, struct vnpu_tensor_window *w)
+/*
+ * Window of a Conv or pool over X, N x C x H x W (@spatial 2) or N x C x W
+ * (@spatial 1, run as H = 1), kernel @kh x @kw; the attributes have one
+ * value per spatial dimension (pads two).
+ */
+static int window_nd(const struct gnode *n, const struct gtensor *x, int spatial, int64_t kh,
+		     int64_t kw, int ceil_mode, struct vnpu_tensor_window *w)
 {
-	const Onnx__AttributeProto *strides = attr(n, "strides"), *dil = attr(n, "dilations");
-	const Onnx__AttributeProto *pads = attr(n, "pads");
+	const Onnx__AttributeProto *strides = gop_attr(n, "strides"), *dil = gop_attr(n, "dilations");
+	const Onnx__AttributeProto *pads = gop_attr(n, "pads");
+	int64_t s[2] = { 1, 1 }, d[2] = { 1, 1 }, pb[2] = { 0, 0 }, pe[2] = { 0, 0 };
+	int64_t in_h = spatial == 2 ? x->dims[2] : 1;
 	char auto_pad[32];
 	int status;
 
-	if ((strides && strides->n_ints != 2) || (dil && dil->n_ints != 2) ||
-	    (pads && pads->n_ints != 4))
+	if ((strides && strides->n_ints != (size_t)spatial) ||
+	    (dil && dil->n_ints != (size_t)spatial) || (pads && pads->n_ints != 2 * (size_t)spatial))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "strides, dilations or pads of the wrong length");
-	attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	for (int i = 0; i < spatial; i++) {
+		int j = i + 2 - spatial;
+
+		s[j] = strides ? strides->ints[i] : 1;
+		d[j] = dil ? dil->ints[i] : 1;
+		pb[j] = pads ? pads->ints[i] : 0;
+		pe[j] = pads ? pads->ints[i + spatial] : 0;
+	}
+	gop_attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
 	memset(w, 0, sizeof(*w));
 	w->kernel_h = (uint32_t)kh;
 	w->kernel_w = (uint32_t)kw;
-	w->stride_h = strides ? (uint32_t)strides->ints[0] : 1;
-	w->stride_w = strides ? (uint32_t)strides->ints[1] : 1;
-	w->dilation_h = dil ? (uint32_t)dil->ints[0] : 1;
-	w->dilation_w = dil ? (uint32_t)dil->ints[1] : 1;
-	status = window_dim(n, auto_pad, x->dims[2], kh, strides ? strides->ints[0] : 1,
-			    dil ? dil->ints[0] : 1, pads ? pads->ints[0] : 0, pads ? pads->ints[2] : 0,
-			    ceil_mode, &w->out_h, &w->pad_top, &w->pad_bottom);
+	w->stride_h = (uint32_t)s[0];
+	w->stride_w = (uint32_t)s[1];
+	w->dilation_h = (uint32_t)d[0];
+	w->dilation_w = (uint32_t)d[1];
+	status = window_dim(n, spatial == 2 ? auto_pad : "NOTSET", in_h, kh, s[0], d[0], pb[0],
+			    pe[0], ceil_mode, &w->out_h, &w->pad_top, &w->pad_bottom);
 	if (status == VNPU_SUCCESS)
-		status = window_dim(n, auto_pad, x->dims[3], kw, strides ? strides->ints[1] : 1,
-				    dil ? dil->ints[1] : 1, pads ? pads->ints[1] : 0,
-				    pads ? pads->ints[3] : 0, ceil_mode, &w->out_w, &w->pad_left,
-				    &w->pad_right);
+		status = window_dim(n, auto_pad, x->dims[x->rank - 1], kw, s[1], d[1], pb[1], pe[1],
+				    ceil_mode, &w->out_w, &w->pad_left, &w->pad_right);
 	return status;
+}
+
+/* X of rank 3 (N x C x W) seen as N x C x 1 x W, the device's 2-D windows. */
+static void as_2d(const struct gtensor *x, int64_t *dims4)
+{
+	dims4[0] = x->dims[0];
+	dims4[1] = x->dims[1];
+	dims4[2] = x->rank == 4 ? x->dims[2] : 1;
+	dims4[3] = x->dims[x->rank - 1];
 }
 
 static int op_pool(struct gbuild *b, struct gnode *n)
@@ -758,28 +771,31 @@ static int op_pool(struct gbuild *b, struct gnode *n)
 					       "dilations", "kernel_shape", "pads",
 					       "storage_order", "strides", NULL };
 	int max = !strcmp(n->np->op_type, "MaxPool");
-	const Onnx__AttributeProto *ks = attr(n, "kernel_shape");
-	int64_t dims[4];
+	const Onnx__AttributeProto *ks = gop_attr(n, "kernel_shape");
+	int64_t dims[4], x4[4];
 	struct tlaunch l;
 	struct gtensor *x;
-	int status;
+	int status, sp;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = need_float(b, n, 0)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	if (x->rank != 4 || !ks || ks->n_ints != 2)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "only 2-D pooling (N x C x H x W) is supported");
-	if (attr_int(n, "storage_order", 0))
+	x = gop_in(b, n, 0);
+	sp = (int)x->rank - 2;
+	if ((sp != 1 && sp != 2) || !ks || ks->n_ints != (size_t)sp)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "only 1-D and 2-D pooling (N x C x W, N x C x H x W) is supported");
+	if (gop_attr_int(n, "storage_order", 0))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'storage_order' = 1 not supported");
-	if (!max && attr(n, "dilations"))
+	if (!max && gop_attr(n, "dilations"))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'dilations' not supported");
-	tl_init(&l, max ? VNPU_OP_T_MAXPOOL : VNPU_OP_T_AVGPOOL, 4, x->dims);
-	status = window_2d(n, x, ks->ints[0], ks->ints[1], attr_int(n, "ceil_mode", 0) != 0,
-			   &l.window);
+	as_2d(x, x4);
+	gop_tl_init(&l, max ? VNPU_OP_T_MAXPOOL : VNPU_OP_T_AVGPOOL, 4, x4);
+	status = window_nd(n, x, sp, sp == 2 ? ks->ints[0] : 1, ks->ints[sp - 1],
+			   gop_attr_int(n, "ceil_mode", 0) != 0, &l.window);
 	if (status != VNPU_SUCCESS)
 		return status;
-	if (!max && attr_int(n, "count_include_pad", 0))
+	if (!max && gop_attr_int(n, "count_include_pad", 0))
 		l.flags = VNPU_TENSOR_COUNT_INCLUDE_PAD;
 	if (max) {
 		/* The driver reads the end padding only for the average's divisor. */
@@ -790,94 +806,115 @@ static int op_pool(struct gbuild *b, struct gnode *n)
 	dims[1] = x->dims[1];
 	dims[2] = l.window.out_h;
 	dims[3] = l.window.out_w;
-	status = set_out(b, n, 0, 4, dims);
+	if (sp == 1)
+		dims[2] = dims[3];
+	status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	dense(x->dims, 4, l.sa);
-	dense(dims, 4, l.sc);
+	dims[2] = l.window.out_h;
+	dims[3] = l.window.out_w;
+	gop_dense(x4, 4, l.sa);
+	gop_dense(dims, 4, l.sc);
 	l.out_rank = 4;
 	l.ta = n->in[0];
 	l.tc = n->out[0];
-	return tlaunch_emit(b, n, &l);
+	return gop_tl_emit(b, n, &l);
 }
 
+/*
+ * Conv, 1-D or 2-D, grouped: the columns of the whole input by IM2COL
+ * (N x C kh kw x P, a scratch tensor), then Y[n, g Kg + k] = W[g Kg + k]
+ * cols[n, g Qg ...] as one DOT over (N, G, Kg, P, Qg), then the bias.
+ */
 static int op_conv(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
 					       "pads", "strides", NULL };
-	const Onnx__AttributeProto *ks = attr(n, "kernel_shape");
+	const Onnx__AttributeProto *ks = gop_attr(n, "kernel_shape");
 	struct gtensor *x, *w, *bias;
-	int64_t dims[4], cols_dims[6];
-	uint64_t P, Q, K;
+	int64_t dims[4], cols_dims[6], x4[4], kh, kw, group;
+	uint64_t P, Q, K, G, Kg, Qg;
 	struct tlaunch l;
-	int cols, status;
+	int cols, status, sp;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 2, 3)) ||
-	    (status = need_float(b, n, 0)) || (status = need_float(b, n, 1)) ||
-	    (status = need_float(b, n, 2)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	w = T(b, n, 1);
-	bias = T(b, n, 2);
-	if (x->rank != 4 || w->rank != 4)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "only 2-D convolution (N x C x H x W) is supported");
-	if (attr_int(n, "group", 1) != 1)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'group' = %lld not supported (1 is)",
-				 (long long)attr_int(n, "group", 1));
-	if (w->dims[1] != x->dims[1])
+	x = gop_in(b, n, 0);
+	w = gop_in(b, n, 1);
+	bias = gop_in(b, n, 2);
+	sp = (int)x->rank - 2;
+	if ((sp != 1 && sp != 2) || w->rank != x->rank)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "only 1-D and 2-D convolution (N x C x W, N x C x H x W) is supported");
+	group = gop_attr_int(n, "group", 1);
+	if (group < 1 || x->dims[1] % group || w->dims[0] % group)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "group %lld does not divide %lld input and %lld output channels",
+				 (long long)group, (long long)x->dims[1], (long long)w->dims[0]);
+	if (w->dims[1] * group != x->dims[1])
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%lld input channels, the weights take %lld",
-				 (long long)x->dims[1], (long long)w->dims[1]);
-	if (ks && (ks->n_ints != 2 || ks->ints[0] != w->dims[2] || ks->ints[1] != w->dims[3]))
+				 (long long)x->dims[1], (long long)(w->dims[1] * group));
+	kh = sp == 2 ? w->dims[2] : 1;
+	kw = w->dims[w->rank - 1];
+	if (ks && (ks->n_ints != (size_t)sp || ks->ints[0] != w->dims[2] ||
+		   ks->ints[sp - 1] != kw))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "kernel_shape differs from the weights");
 	if (bias && (bias->rank != 1 || bias->dims[0] != w->dims[0]))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bias of the wrong shape");
-	tl_init(&l, VNPU_OP_T_IM2COL, 4, x->dims);
-	status = window_2d(n, x, w->dims[2], w->dims[3], 0, &l.window);
+	as_2d(x, x4);
+	gop_tl_init(&l, VNPU_OP_T_IM2COL, 4, x4);
+	status = window_nd(n, x, sp, kh, kw, 0, &l.window);
 	if (status != VNPU_SUCCESS)
 		return status;
 	l.window.pad_bottom = 0;
 	l.window.pad_right = 0;
 	dims[0] = x->dims[0];
 	dims[1] = w->dims[0];
-	dims[2] = l.window.out_h;
+	dims[2] = sp == 2 ? l.window.out_h : l.window.out_w;
 	dims[3] = l.window.out_w;
-	status = set_out(b, n, 0, 4, dims);
+	status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	K = (uint64_t)w->dims[0];
-	P = (uint64_t)dims[2] * (uint64_t)dims[3];
-	Q = (uint64_t)(x->dims[1] * w->dims[2] * w->dims[3]);
+	G = (uint64_t)group;
+	Kg = K / G;
+	P = (uint64_t)l.window.out_h * l.window.out_w;
+	Q = (uint64_t)x->dims[1] * (uint64_t)(kh * kw);
+	Qg = Q / G;
 	/* The columns: N x (C kh kw) x (oh ow), a scratch tensor of the node. */
-	status = scratch(b, n, (uint64_t)x->dims[0] * Q * P, &cols);
+	status = gop_scratch(b, n, (uint64_t)x->dims[0] * Q * P, &cols);
 	if (status != VNPU_SUCCESS)
 		return status;
+	x = gop_in(b, n, 0);	/* the tensors may have moved */
+	w = gop_in(b, n, 1);
 	cols_dims[0] = x->dims[0];
 	cols_dims[1] = x->dims[1];
-	cols_dims[2] = w->dims[2];
-	cols_dims[3] = w->dims[3];
-	cols_dims[4] = dims[2];
-	cols_dims[5] = dims[3];
-	dense(x->dims, 4, l.sa);
-	dense(cols_dims, 6, l.sc);
+	cols_dims[2] = kh;
+	cols_dims[3] = kw;
+	cols_dims[4] = l.window.out_h;
+	cols_dims[5] = l.window.out_w;
+	gop_dense(x4, 4, l.sa);
+	gop_dense(cols_dims, 6, l.sc);
 	l.out_rank = 6;
 	l.ta = n->in[0];
 	l.tc = cols;
-	status = tlaunch_emit(b, n, &l);
+	status = gop_tl_emit(b, n, &l);
 	if (status != VNPU_SUCCESS)
 		return status;
-	/* Y[n] (K x P) = W (K x Q) cols[n] (Q x P): one DOT over (N, K, P, Q). */
 	{
-		int64_t shape[4] = { x->dims[0], (int64_t)K, (int64_t)P, (int64_t)Q };
+		int64_t shape[5] = { x->dims[0], (int64_t)G, (int64_t)Kg, (int64_t)P, (int64_t)Qg };
 
-		tl_init(&l, VNPU_OP_T_DOT, 4, shape);
-		l.sa[0] = 0, l.sa[1] = Q, l.sa[2] = 0, l.sa[3] = 1;
-		l.sb[0] = Q * P, l.sb[1] = 0, l.sb[2] = 1, l.sb[3] = P;
-		l.sc[0] = K * P, l.sc[1] = P, l.sc[2] = 1, l.sc[3] = 0;
-		l.axes = 1u << 3;
+		gop_tl_init(&l, VNPU_OP_T_DOT, 5, shape);
+		l.sa[0] = 0, l.sa[1] = Kg * Qg, l.sa[2] = Qg, l.sa[3] = 0, l.sa[4] = 1;
+		l.sb[0] = Q * P, l.sb[1] = Qg * P, l.sb[2] = 0, l.sb[3] = 1, l.sb[4] = P;
+		l.sc[0] = K * P, l.sc[1] = Kg * P, l.sc[2] = P, l.sc[3] = 1, l.sc[4] = 0;
+		l.axes = 1u << 4;
 		l.ta = n->in[1];
 		l.tb = cols;
 		l.tc = n->out[0];
-		status = tlaunch_emit(b, n, &l);
+		status = gop_tl_emit(b, n, &l);
 	}
 	if (status != VNPU_SUCCESS || !bias)
 		return status;
@@ -885,14 +922,14 @@ static int op_conv(struct gbuild *b, struct gnode *n)
 	{
 		int64_t shape[3] = { x->dims[0], (int64_t)K, (int64_t)P };
 
-		tl_init(&l, VNPU_OP_T_ADD, 3, shape);
+		gop_tl_init(&l, VNPU_OP_T_ADD, 3, shape);
 		l.sa[0] = K * P, l.sa[1] = P, l.sa[2] = 1;
 		l.sb[0] = 0, l.sb[1] = 1, l.sb[2] = 0;
 		memcpy(l.sc, l.sa, sizeof(l.sc));
 		l.ta = n->out[0];
 		l.tb = n->in[2];
 		l.tc = n->out[0];
-		return tlaunch_emit(b, n, &l);
+		return gop_tl_emit(b, n, &l);
 	}
 }
 
@@ -904,36 +941,36 @@ static int op_batchnorm(struct gbuild *b, struct gnode *n)
 	struct gtensor *x;
 	int status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 5, 5)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 5, 5)) ||
+	    (status = gop_single_output(n)))
 		return status;
 	for (size_t j = 0; j < 5; j++)
-		if ((status = need_float(b, n, j)))
+		if ((status = gop_need_float(b, n, j)))
 			return status;
-	if (attr_int(n, "training_mode", 0))
+	if (gop_attr_int(n, "training_mode", 0))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'training_mode' = 1 not supported");
-	if (!attr_int(n, "spatial", 1))
+	if (!gop_attr_int(n, "spatial", 1))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'spatial' = 0 not supported");
-	x = T(b, n, 0);
+	x = gop_in(b, n, 0);
 	if (x->rank < 2)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u", x->rank);
 	for (size_t j = 1; j < 5; j++)
-		if (T(b, n, j)->rank != 1 || T(b, n, j)->dims[0] != x->dims[1])
+		if (gop_in(b, n, j)->rank != 1 || gop_in(b, n, j)->dims[0] != x->dims[1])
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a vector of %lld",
 					 j, (long long)x->dims[1]);
-	status = set_out(b, n, 0, x->rank, x->dims);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	tl_init(&l, VNPU_OP_T_BATCHNORM, x->rank, x->dims);
-	dense(x->dims, x->rank, l.sa);
-	dense(x->dims, x->rank, l.sc);
+	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, x->rank, x->dims);
+	gop_dense(x->dims, x->rank, l.sa);
+	gop_dense(x->dims, x->rank, l.sc);
 	l.ta = n->in[0];
 	l.tc = n->out[0];
 	for (int i = 0; i < 4; i++)
 		l.norm[i] = n->in[1 + i];
-	l.epsilon = attr_float(n, "epsilon", 1e-5f);
+	l.epsilon = gop_attr_float(n, "epsilon", 1e-5f);
 	l.norm_axis = 1;
-	return tlaunch_emit(b, n, &l);
+	return gop_tl_emit(b, n, &l);
 }
 
 static int op_gemm(struct gbuild *b, struct gnode *n)
@@ -945,17 +982,17 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 	float alpha, beta;
 	int ta, tb, status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 2, 3)) ||
-	    (status = need_float(b, n, 0)) || (status = need_float(b, n, 1)) ||
-	    (status = need_float(b, n, 2)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
 		return status;
-	a = T(b, n, 0);
-	w = T(b, n, 1);
-	c = T(b, n, 2);
-	ta = attr_int(n, "transA", 0) != 0;
-	tb = attr_int(n, "transB", 0) != 0;
-	alpha = attr_float(n, "alpha", 1.0f);
-	beta = attr_float(n, "beta", 1.0f);
+	a = gop_in(b, n, 0);
+	w = gop_in(b, n, 1);
+	c = gop_in(b, n, 2);
+	ta = gop_attr_int(n, "transA", 0) != 0;
+	tb = gop_attr_int(n, "transB", 0) != 0;
+	alpha = gop_attr_float(n, "alpha", 1.0f);
+	beta = gop_attr_float(n, "beta", 1.0f);
 	if (a->rank != 2 || w->rank != 2)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "A and B must be matrices");
 	M = (uint64_t)(ta ? a->dims[1] : a->dims[0]);
@@ -968,11 +1005,11 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 				 (unsigned long long)K2);
 	dims[0] = (int64_t)M;
 	dims[1] = (int64_t)N;
-	status = set_out(b, n, 0, 2, dims);
+	status = gop_set_out(b, n, 0, 2, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	if (!c || beta == 0.0f)
-		return launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
+		return gop_launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
 			      (tb ? VNPU_GEMM_TRANS_B : 0), M, N, K, alpha, 0.0f, n->in[0], 0,
 			      n->in[1], 0, n->out[0], 0);
 	{
@@ -980,7 +1017,7 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 		int64_t bd[VNPU_HOST_TENSOR_MAX_RANK];
 		struct gtensor y = { .rank = 2, .dims = { (int64_t)M, (int64_t)N } };
 
-		status = broadcast_shape(n, &y, c, &r, bd);
+		status = gop_broadcast_shape(n, &y, c, &r, bd);
 		if (status != VNPU_SUCCESS)
 			return status;
 		if (r != 2 || bd[0] != (int64_t)M || bd[1] != (int64_t)N)
@@ -991,15 +1028,15 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 		struct tlaunch l;
 		int64_t yd[2] = { (int64_t)M, (int64_t)N };
 
-		tl_init(&l, VNPU_OP_T_COPY, 2, yd);
-		bcast(c, 2, yd, l.sa);
-		dense(yd, 2, l.sc);
+		gop_tl_init(&l, VNPU_OP_T_COPY, 2, yd);
+		gop_bcast(c, 2, yd, l.sa);
+		gop_dense(yd, 2, l.sc);
 		l.ta = n->in[2];
 		l.tc = n->out[0];
-		status = tlaunch_emit(b, n, &l);
+		status = gop_tl_emit(b, n, &l);
 	}
 	if (status == VNPU_SUCCESS)
-		status = launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
+		status = gop_launch(b, n, VNPU_OP_GEMM, (ta ? VNPU_GEMM_TRANS_A : 0) |
 				(tb ? VNPU_GEMM_TRANS_B : 0), M, N, K, alpha, beta, n->in[0], 0,
 				n->in[1], 0, n->out[0], 0);
 	return status;
@@ -1014,12 +1051,12 @@ static int op_matmul(struct gbuild *b, struct gnode *n)
 	uint64_t M, K, N, batches = 1;
 	int status;
 
-	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 2, 2)) ||
-	    (status = need_float(b, n, 0)) || (status = need_float(b, n, 1)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	a = T(b, n, 0);
-	w = T(b, n, 1);
+	a = gop_in(b, n, 0);
+	w = gop_in(b, n, 1);
 	if (!a->rank || !w->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "scalar operand");
 	/* 1-D operands become a row (A) or a column (B), removed from the output. */
@@ -1042,7 +1079,7 @@ static int op_matmul(struct gbuild *b, struct gnode *n)
 
 		memcpy(ab.dims, ad, (ar - 2) * sizeof(*ad));
 		memcpy(bb.dims, bd, (br - 2) * sizeof(*bd));
-		status = broadcast_shape(n, &ab, &bb, &nb, batch);
+		status = gop_broadcast_shape(n, &ab, &bb, &nb, batch);
 		if (status != VNPU_SUCCESS)
 			return status;
 	}
@@ -1054,12 +1091,12 @@ static int op_matmul(struct gbuild *b, struct gnode *n)
 		od[orank++] = (int64_t)M;
 	if (w->rank > 1)
 		od[orank++] = (int64_t)N;
-	status = set_out(b, n, 0, orank, od);
+	status = gop_set_out(b, n, 0, orank, od);
 	if (status != VNPU_SUCCESS)
 		return status;
 	/* B shared by every batch: fold the batch into the rows of A. */
 	if (br == 2)
-		return launch(b, n, VNPU_OP_GEMM, 0, batches * M, N, K, 1.0f, 0.0f, n->in[0], 0,
+		return gop_launch(b, n, VNPU_OP_GEMM, 0, batches * M, N, K, 1.0f, 0.0f, n->in[0], 0,
 			      n->in[1], 0, n->out[0], 0);
 	{
 		struct gtensor ab = { .rank = ar - 2 }, bb = { .rank = br - 2 };
@@ -1080,18 +1117,18 @@ static int op_reshape(struct gbuild *b, struct gnode *n)
 	size_t count;
 	int infer = -1, status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 2, 2)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	shape = const_ints(b, n, 1, &count);
+	x = gop_in(b, n, 0);
+	shape = gop_const_ints(b, n, 1, &count);
 	if (!shape)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the shape must be a constant int64 tensor");
 	if (count > VNPU_HOST_TENSOR_MAX_RANK)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than %d dimensions",
 				 VNPU_HOST_TENSOR_MAX_RANK);
 	for (size_t i = 0; i < count; i++) {
-		if (shape[i] == 0 && !attr_int(n, "allowzero", 0)) {
+		if (shape[i] == 0 && !gop_attr_int(n, "allowzero", 0)) {
 			if (i >= x->rank)
 				return node_fail(n, VNPU_ERROR_INVALID_MODEL, "dimension %zu copies a missing one", i);
 			dims[i] = x->dims[i];
@@ -1114,7 +1151,7 @@ static int op_reshape(struct gbuild *b, struct gnode *n)
 					 (unsigned long long)x->count);
 		dims[infer] = (int64_t)(x->count / known);
 	}
-	return set_alias(b, n, n->in[0], (uint32_t)count, dims);
+	return gop_set_alias(b, n, n->in[0], (uint32_t)count, dims);
 }
 
 static int op_flatten(struct gbuild *b, struct gnode *n)
@@ -1124,18 +1161,18 @@ static int op_flatten(struct gbuild *b, struct gnode *n)
 	int64_t axis, dims[2];
 	int status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	axis = attr_int(n, "axis", 1);
+	x = gop_in(b, n, 0);
+	axis = gop_attr_int(n, "axis", 1);
 	if (axis < 0)
 		axis += x->rank;
 	if (axis < 0 || axis > (int64_t)x->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis out of range");
-	dims[0] = (int64_t)prod(x->dims, 0, (uint32_t)axis);
-	dims[1] = (int64_t)prod(x->dims, (uint32_t)axis, x->rank);
-	return set_alias(b, n, n->in[0], 2, dims);
+	dims[0] = (int64_t)gop_prod(x->dims, 0, (uint32_t)axis);
+	dims[1] = (int64_t)gop_prod(x->dims, (uint32_t)axis, x->rank);
+	return gop_set_alias(b, n, n->in[0], 2, dims);
 }
 
 static int op_squeeze(struct gbuild *b, struct gnode *n)
@@ -1147,13 +1184,13 @@ static int op_squeeze(struct gbuild *b, struct gnode *n)
 	uint32_t rank = 0;
 	int given, status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 2)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 2)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	status = get_axes(b, n, 13, axes, &count, &given);
+	x = gop_in(b, n, 0);
+	status = gop_get_axes(b, n, 13, axes, &count, &given);
 	if (status == VNPU_SUCCESS)
-		status = norm_axes(n, axes, count, x->rank, sorted);
+		status = gop_norm_axes(n, axes, count, x->rank, sorted);
 	if (status != VNPU_SUCCESS)
 		return status;
 	for (uint32_t i = 0; i < x->rank; i++) {
@@ -1169,7 +1206,7 @@ static int op_squeeze(struct gbuild *b, struct gnode *n)
 		if (!drop)
 			dims[rank++] = x->dims[i];
 	}
-	return set_alias(b, n, n->in[0], rank, dims);
+	return gop_set_alias(b, n, n->in[0], rank, dims);
 }
 
 static int op_unsqueeze(struct gbuild *b, struct gnode *n)
@@ -1181,11 +1218,11 @@ static int op_unsqueeze(struct gbuild *b, struct gnode *n)
 	uint32_t rank, k = 0;
 	int given, status;
 
-	if ((status = check_attrs(n, allowed)) || (status = need_inputs(n, 1, 2)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 2)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	status = get_axes(b, n, 13, axes, &count, &given);
+	x = gop_in(b, n, 0);
+	status = gop_get_axes(b, n, 13, axes, &count, &given);
 	if (status != VNPU_SUCCESS)
 		return status;
 	if (!given || !count)
@@ -1194,7 +1231,7 @@ static int op_unsqueeze(struct gbuild *b, struct gnode *n)
 	if (rank > VNPU_HOST_TENSOR_MAX_RANK)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than %d dimensions",
 				 VNPU_HOST_TENSOR_MAX_RANK);
-	status = norm_axes(n, axes, count, rank, sorted);
+	status = gop_norm_axes(n, axes, count, rank, sorted);
 	if (status != VNPU_SUCCESS)
 		return status;
 	for (uint32_t i = 0, j = 0; i < rank; i++) {
@@ -1205,7 +1242,7 @@ static int op_unsqueeze(struct gbuild *b, struct gnode *n)
 			dims[i] = x->dims[k++];
 		}
 	}
-	return set_alias(b, n, n->in[0], rank, dims);
+	return gop_set_alias(b, n, n->in[0], rank, dims);
 }
 
 static int op_identity(struct gbuild *b, struct gnode *n)
@@ -1213,11 +1250,11 @@ static int op_identity(struct gbuild *b, struct gnode *n)
 	struct gtensor *x;
 	int status;
 
-	if ((status = check_attrs(n, NULL)) || (status = need_inputs(n, 1, 1)) ||
-	    (status = single_output(n)))
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_single_output(n)))
 		return status;
-	x = T(b, n, 0);
-	return set_alias(b, n, n->in[0], x->rank, x->dims);
+	x = gop_in(b, n, 0);
+	return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
 }
 
 static int op_constant(struct gbuild *b, struct gnode *n)
@@ -1231,7 +1268,7 @@ static int op_constant(struct gbuild *b, struct gnode *n)
 	void *data = NULL;
 	int dtype, status;
 
-	if ((status = check_attrs(n, allowed)) || (status = single_output(n)))
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_single_output(n)))
 		return status;
 	if (n->np->n_attribute != 1 || n->num_in)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "exactly one value attribute expected");
@@ -1277,18 +1314,7 @@ static int op_constant(struct gbuild *b, struct gnode *n)
 	return VNPU_SUCCESS;
 }
 
-/*
- * @first_opset: the earliest operator set whose definition of the operator
- * the mapping implements. Most operators changed at 7 (numpy broadcasting,
- * no consumed_inputs); a few are unchanged since 1.
- */
-struct op_map {
-	const char *name;
-	int (*map)(struct gbuild *b, struct gnode *n);
-	int64_t first_opset;
-};
-
-static const struct op_map ops[] = {
+static const struct gop_map core_ops[] = {
 	{ "Add", op_binary_t, 7 }, { "Sub", op_binary_t, 7 }, { "Mul", op_binary_t, 7 },
 	{ "Div", op_binary_t, 7 },
 	{ "Relu", op_unary_t, 7 }, { "Exp", op_unary_t, 7 }, { "Sigmoid", op_unary_t, 7 },
@@ -1301,19 +1327,29 @@ static const struct op_map ops[] = {
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
 	{ "Constant", op_constant, 7 },
 	{ "Conv", op_conv, 7 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
-	{ "GlobalAveragePool", op_global_average_pool_t, 1 },
+	{ "GlobalAveragePool", op_global_pool, 1 }, { "GlobalMaxPool", op_global_pool, 1 },
 	{ "BatchNormalization", op_batchnorm, 7 },
+	{ NULL, NULL, 0 },
 };
 
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(ops[i].name, n->np->op_type)) {
-			if (b->opset < ops[i].first_opset)
+	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
+								gop_rnn_ops };
+	int folded, status;
+
+	status = graph_fold_node(b, n, &folded);
+	if (status != VNPU_SUCCESS || folded)
+		return status;
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct gop_map *op = tables[t]; op->name; op++) {
+			if (strcmp(op->name, n->np->op_type))
+				continue;
+			if (b->opset < op->first_opset)
 				return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
 						 "operator set %lld not supported for this operator (%lld to 17 are)",
-						 (long long)b->opset, (long long)ops[i].first_opset);
-			return ops[i].map(b, n);
+						 (long long)b->opset, (long long)op->first_opset);
+			return op->map(b, n);
 		}
 	return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "operator not supported");
 }

@@ -193,13 +193,14 @@ def bad(out):
     g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
                           "shape_input", [xs, shp], [ys])
     save(model(g), os.path.join(d, "shape_input.onnx"))
-    # A grouped convolution: the device runs group 1 only.
-    xc = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])
-    yc = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])
-    wc = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "W")
-    g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["y"], name="grouped", group=2)],
-                          "unsupported_attribute", [xc], [yc], [wc])
+    # Pad by reflection: the device pads with a constant only.
+    pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")
+    yp = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])
+    g = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"], name="reflect_pad",
+                                            mode="reflect")],
+                          "unsupported_attribute", [x], [yp], [pads])
     save(model(g), os.path.join(d, "unsupported_attribute.onnx"))
+    bad_operators(d, x)
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="ok")],
                           "small", [x], [y], [w4])
     good = model(g).SerializeToString()
@@ -208,6 +209,53 @@ def bad(out):
         f.write(good[:len(good) // 2])
     with open(os.path.join(d, "corrupt.onnx"), "wb") as f:
         f.write(bytes([0xff] * 64) + good[64:])
+
+
+def bad_operators(d, x):
+    """One model per bad attribute or shape of an operator: bad/op_NAME.onnx."""
+    any_y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+
+    def one(name, op, inputs, inits, **attrs):
+        nodes = [helper.make_node(op, inputs, ["y"], name=name, **attrs)]
+        g = helper.make_graph(nodes, name, [x], [any_y],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        save(model(g), os.path.join(d, "op_%s.onnx" % name), check=False)
+
+    i64 = lambda *v: np.array(v, np.int64)
+    f32 = lambda *v: np.array(v, np.float32)
+    one("conv_group", "Conv", ["x4", "W"], {"x4": np.ones((1, 4, 5, 5), np.float32),
+                                           "W": np.ones((3, 1, 3, 3), np.float32)}, group=3)
+    one("concat_shapes", "Concat", ["x", "c"], {"c": np.ones((3, 5), np.float32)}, axis=0)
+    one("concat_axis", "Concat", ["x", "x"], {}, axis=5)
+    one("split_sizes", "Split", ["x", "s"], {"s": i64(1, 2)}, axis=1)
+    one("slice_step0", "Slice", ["x", "st", "en", "ax", "sp"],
+        {"st": i64(0), "en": i64(2), "ax": i64(1), "sp": i64(0)})
+    one("gather_index", "Gather", ["x", "i"], {"i": i64(0, 9)}, axis=1)
+    one("pad_length", "Pad", ["x", "p"], {"p": i64(0, 1, 0)})
+    one("clip_bounds", "Clip", ["x", "lo"], {"lo": f32(0, 1)})
+    one("pow_exponent", "Pow", ["x", "e"], {"e": f32(1.5)})
+    one("tile_repeats", "Tile", ["x", "r"], {"r": i64(1, 2, 3)})
+    one("expand_shape", "Expand", ["x", "s"], {"s": i64(3, 4)})
+    one("depth_to_space", "DepthToSpace", ["x4"], {"x4": np.ones((1, 4, 2, 2), np.float32)},
+        blocksize=3)
+    one("prelu_slope", "PRelu", ["x", "slope"], {"slope": f32(1, 2, 3)})
+    one("cast_to", "Cast", ["x"], {}, to=TensorProto.INT32)
+    x3 = np.ones((3, 1, 2), np.float32)
+    one("lstm_weights", "LSTM", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 8, 3), np.float32),
+                                                  "R": np.ones((1, 8, 2), np.float32)},
+        hidden_size=2)
+    one("gru_activation", "GRU", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 6, 2), np.float32),
+                                                    "R": np.ones((1, 6, 2), np.float32)},
+        hidden_size=2, activations=["Relu", "Tanh"])
+    one("resize_linear", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="linear")
+    one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
+    # Shape arithmetic folded at load divides by zero.
+    nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
+             helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
+    g = helper.make_graph(nodes, "fold_div", [x], [any_y],
+                          [numpy_helper.from_array(i64(4, 2), "four"),
+                           numpy_helper.from_array(i64(2, 0), "zero")])
+    save(model(g), os.path.join(d, "op_fold_div.onnx"), check=False)
 
 
 def main():

@@ -55,7 +55,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s MODEL.onnx [--input FILE ...] [--output-dir DIR] [--memory-report]\n"
-		"       [--check-outputs FILE ...] [--streams N] [--devices N] [--batch N] [--repeat N]\n"
+		"       [--check-outputs FILE ...] [--rtol R] [--atol A] [--streams N] [--devices N]\n"
+		"       [--batch N] [--repeat N]\n"
 		"Runs an ONNX model on vnpu devices. Inputs and expected outputs are\n"
 		"TensorProto .pb files or raw float32 files; see Documentation/onnx.rst.\n",
 		prog);
@@ -153,6 +154,8 @@ int main(int argc, char **argv)
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "memory-report", no_argument, NULL, 'm' },
 		{ "check-outputs", required_argument, NULL, 'c' },
+		{ "rtol", required_argument, NULL, 'R' },
+		{ "atol", required_argument, NULL, 'A' },
 		{ "streams", required_argument, NULL, 's' },
 		{ "devices", required_argument, NULL, 'd' },
 		{ "batch", required_argument, NULL, 'b' },
@@ -163,6 +166,7 @@ int main(int argc, char **argv)
 	const char *inputs[MAX_IO], *checks[MAX_IO], *outdir = NULL, *model;
 	unsigned int ninputs = 0, nchecks = 0, nstreams = 1, ndev = 1, repeat = 1;
 	unsigned long long batch = 0;
+	double rtol = VNPU_CMP_RTOL, atol = VNPU_CMP_ATOL;
 	struct vnpu_host_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
 	struct vnpu_host_tensor consts[MAX_IO] = { 0 };
 	uint32_t nconst = 0;
@@ -172,7 +176,7 @@ int main(int argc, char **argv)
 	int memory_report = 0, rc = 0, status, opt;
 	uint32_t count;
 
-	while ((opt = getopt_long(argc, argv, "i:o:mc:s:d:b:r:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:o:mc:R:A:s:d:b:r:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (ninputs == MAX_IO)
@@ -184,6 +188,8 @@ int main(int argc, char **argv)
 				return fprintf(stderr, "%s: too many outputs\n", prog), 2;
 			checks[nchecks++] = optarg;
 			break;
+		case 'R': rtol = strtod(optarg, NULL); break;
+		case 'A': atol = strtod(optarg, NULL); break;
 		case 'o': outdir = optarg; break;
 		case 'm': memory_report = 1; break;
 		case 's': nstreams = (unsigned int)strtoul(optarg, NULL, 0); break;
@@ -202,7 +208,7 @@ int main(int argc, char **argv)
 	model = argv[optind++];
 	while (optind < argc && nchecks && nchecks < MAX_IO)
 		checks[nchecks++] = argv[optind++];
-	if (optind < argc || !nstreams || nstreams > 16 || !ndev || ndev > MAX_DEVICES || !repeat) {
+	if (optind < argc || !(rtol >= 0) || !(atol >= 0) || !nstreams || nstreams > 16 || !ndev || ndev > MAX_DEVICES || !repeat) {
 		usage(stderr);
 		return 2;
 	}
@@ -378,7 +384,7 @@ int main(int argc, char **argv)
 				rc = fail(checks[i], status);
 				continue;
 			}
-			if (vnpu_host_tensor_allclose(&full_out[i], &want, VNPU_CMP_RTOL, VNPU_CMP_ATOL,
+			if (vnpu_host_tensor_allclose(&full_out[i], &want, rtol, atol,
 						 why, sizeof(why))) {
 				printf("output %u ('%s'): matches %s\n", i, full_out[i].name, checks[i]);
 			} else {

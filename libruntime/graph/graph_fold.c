@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Shape arithmetic folded at load. Exporters compute the shapes of
+ * Reshape, Expand or Slice from the input's shape at run time (Shape,
+ * Gather, Unsqueeze, Concat, integer Add/Mul/Div...), so that a model with
+ * dynamic axes works for any input size. The loader knows every shape, so
+ * these nodes become constants of the graph: Shape, Size, ConstantOfShape
+ * and Range always, and the operators below (Add, Sub, Mul, Div, Neg,
+ * Abs, Concat, Gather, Cast, Slice) when all their inputs are constant and
+ * integer (int64). Nothing of a float tensor's values is
+ * computed here: the device computes every float node.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_ops.h"
+
+/* A constant being folded: int64 values, or float for ConstantOfShape/Range/Cast. */
+struct fval {
+	int dtype;
+	uint32_t rank;
+	int64_t dims[MAX_RANK];
+	uint64_t count;
+	void *v;
+};
+
+static int fval_alloc(struct fval *f, int dtype, uint32_t rank, const int64_t *dims)
+{
+	f->dtype = dtype;
+	f->rank = rank;
+	memcpy(f->dims, dims, rank * sizeof(*dims));
+	f->count = 1;
+	for (uint32_t i = 0; i < rank; i++)
+		f->count *= (uint64_t)dims[i];
+	f->v = calloc(f->count ? f->count : 1, 8);
+	return f->v ? VNPU_SUCCESS : VNPU_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+/* The constant value of input @j, or 0 when it is not a constant. */
+static int fval_in(struct gbuild *b, const struct gnode *n, size_t j, struct fval *f)
+{
+	struct gtensor *t = gop_in(b, n, j);
+
+	if (!t || !gop_const_data(b, n->in[j]))
+		return 0;
+	f->dtype = t->dtype;
+	f->rank = t->rank;
+	memcpy(f->dims, t->dims, t->rank * sizeof(*t->dims));
+	f->count = t->count;
+	f->v = (void *)gop_const_data(b, n->in[j]);
+	return 1;
+}
+
+static double fval_get(const struct fval *f, uint64_t i)
+{
+	return f->dtype == VNPU_DTYPE_INT64 ? (double)((int64_t *)f->v)[i] : ((float *)f->v)[i];
+}
+
+/* Makes @f (allocated here) the value of output 0; takes its memory. */
+static int fval_out(struct gbuild *b, const struct gnode *n, struct fval *f)
+{
+	struct gtensor *t = &b->tensors[n->out[0]];
+
+	if (!gb_set_shape(t, f->dtype, f->rank, f->dims)) {
+		free(f->v);
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "folded shape out of range");
+	}
+	t->cls = GT_WEIGHT;
+	t->host = f->v;
+	t->producer = -1;
+	return VNPU_SUCCESS;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int fold_shape(struct gbuild *b, const struct gnode *n)
+{
+	struct gtensor *x = gop_in(b, n, 0);
+	int64_t r = x->rank, start = gop_attr_int(n, "start", 0), end = gop_attr_int(n, "end", r);
+	int64_t len;
+	struct fval f;
+
+	start = clamp64(start < 0 ? start + r : start, 0, r);
+	end = clamp64(end < 0 ? end + r : end, 0, r);
+	len = end > start ? end - start : 0;
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, 1, &len))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t i = 0; i < len; i++)
+		((int64_t *)f.v)[i] = x->dims[start + i];
+	return fval_out(b, n, &f);
+}
+
+static int fold_size(struct gbuild *b, const struct gnode *n)
+{
+	struct fval f;
+
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, 0, NULL))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	*(int64_t *)f.v = (int64_t)gop_in(b, n, 0)->count;
+	return fval_out(b, n, &f);
+}
+
+static int fold_constant_of_shape(struct gbuild *b, const struct gnode *n, const struct fval *shape)
+{
+	const Onnx__AttributeProto *a = gop_attr(n, "value");
+	int64_t dims[MAX_RANK];
+	uint32_t vrank = 0;
+	int dtype = VNPU_DTYPE_FLOAT, status;
+	void *value = NULL;
+	struct fval f;
+	char why[160];
+
+	if (shape->rank != 1 || shape->dtype != VNPU_DTYPE_INT64 || shape->count > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "the shape must be a vector of at most %d",
+				 MAX_RANK);
+	if (a && a->t) {
+		status = gb_tensor_from_proto(a->t, &dtype, &vrank, dims, &value, why, sizeof(why));
+		if (status != VNPU_SUCCESS)
+			return node_fail(n, status, "value: %s", why);
+		if (vrank > 1 || (vrank == 1 && dims[0] != 1)) {
+			free(value);
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "value must hold one element");
+		}
+	}
+	for (uint64_t i = 0; i < shape->count; i++)
+		if (((int64_t *)shape->v)[i] < 0) {
+			free(value);
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "negative dimension");
+		}
+	status = fval_alloc(&f, dtype, (uint32_t)shape->count, shape->v);
+	if (status == VNPU_SUCCESS && value)
+		for (uint64_t i = 0; i < f.count; i++)
+			memcpy((char *)f.v + i * (dtype == VNPU_DTYPE_INT64 ? 8 : 4), value,
+			       dtype == VNPU_DTYPE_INT64 ? 8 : 4);
+	free(value);
+	return status == VNPU_SUCCESS ? fval_out(b, n, &f) : status;
+}
+
+static int fold_range(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	double start = fval_get(&in[0], 0), limit = fval_get(&in[1], 0), delta = fval_get(&in[2], 0);
+	double steps;
+	int64_t count;
+	struct fval f;
+
+	for (int i = 0; i < 3; i++)
+		if (in[i].count != 1 || in[i].dtype != in[0].dtype)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "start, limit and delta must be scalars of one type");
+	if (delta == 0)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "delta is 0");
+	steps = (limit - start) / delta;
+	count = steps > 0 ? (int64_t)steps + ((double)(int64_t)steps < steps) : 0;
+	if (count > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%lld elements", (long long)count);
+	if (fval_alloc(&f, in[0].dtype, 1, &count))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t i = 0; i < count; i++) {
+		if (f.dtype == VNPU_DTYPE_INT64)
+			((int64_t *)f.v)[i] = ((int64_t *)in[0].v)[0] + i * ((int64_t *)in[2].v)[0];
+		else
+			((float *)f.v)[i] = ((float *)in[0].v)[0] + (float)i * ((float *)in[2].v)[0];
+	}
+	return fval_out(b, n, &f);
+}
+
+/* Integer Add, Sub, Mul, Div with numpy broadcasting. */
+static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	const char *op = n->np->op_type;
+	struct gtensor ta = { .rank = in[0].rank }, tb = { .rank = in[1].rank };
+	uint64_t sa[MAX_RANK], sb[MAX_RANK], st[MAX_RANK];
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	struct fval f;
+	int status;
+
+	memcpy(ta.dims, in[0].dims, sizeof(ta.dims));
+	memcpy(tb.dims, in[1].dims, sizeof(tb.dims));
+	status = gop_broadcast_shape(n, &ta, &tb, &rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_bcast(&ta, rank, dims, sa);
+	gop_bcast(&tb, rank, dims, sb);
+	gop_dense(dims, rank, st);
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, rank, dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (uint64_t i = 0; i < f.count; i++) {
+		uint64_t ia = 0, ib = 0, rest = i;
+		int64_t x, y, r;
+
+		for (uint32_t d = 0; d < rank; d++) {
+			uint64_t k = rest / st[d];
+
+			rest %= st[d];
+			ia += k * sa[d];
+			ib += k * sb[d];
+		}
+		x = ((int64_t *)in[0].v)[ia];
+		y = ((int64_t *)in[1].v)[ib];
+		if (!strcmp(op, "Div") && (y == 0 || (x == INT64_MIN && y == -1))) {
+			free(f.v);
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "integer division by %lld",
+					 (long long)y);
+		}
+		r = !strcmp(op, "Add") ? (int64_t)((uint64_t)x + (uint64_t)y) :
+		    !strcmp(op, "Sub") ? (int64_t)((uint64_t)x - (uint64_t)y) :
+		    !strcmp(op, "Mul") ? (int64_t)((uint64_t)x * (uint64_t)y) : x / y;
+		((int64_t *)f.v)[i] = r;
+	}
+	return fval_out(b, n, &f);
+}
+
+static int fold_concat(struct gbuild *b, const struct gnode *n, const struct fval *in, size_t count)
+{
+	int64_t axis = gop_attr_int(n, "axis", 0), dims[MAX_RANK];
+	uint64_t outer, off = 0;
+	struct fval f;
+
+	if (!in[0].rank || axis < -(int64_t)in[0].rank || axis >= (int64_t)in[0].rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis out of range");
+	if (axis < 0)
+		axis += in[0].rank;
+	memcpy(dims, in[0].dims, sizeof(dims));
+	dims[axis] = 0;
+	for (size_t j = 0; j < count; j++) {
+		if (in[j].rank != in[0].rank)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "inputs of different ranks");
+		for (uint32_t d = 0; d < in[0].rank; d++)
+			if (d != axis && in[j].dims[d] != in[0].dims[d])
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL, "inputs of different shapes");
+		dims[axis] += in[j].dims[axis];
+	}
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, in[0].rank, dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	outer = gop_prod(dims, 0, (uint32_t)axis);
+	for (uint64_t o = 0; o < outer; o++)
+		for (size_t j = 0; j < count; j++) {
+			uint64_t inner = gop_prod(in[j].dims, (uint32_t)axis, in[j].rank);
+
+			memcpy((int64_t *)f.v + off, (int64_t *)in[j].v + o * inner, inner * 8);
+			off += inner;
+		}
+	return fval_out(b, n, &f);
+}
+
+static int fold_gather(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	int64_t axis = gop_attr_int(n, "axis", 0), dims[MAX_RANK];
+	uint64_t outer, inner, k = 0;
+	uint32_t rank = 0;
+	struct fval f;
+
+	if (!in[0].rank || axis < -(int64_t)in[0].rank || axis >= (int64_t)in[0].rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis out of range");
+	if (axis < 0)
+		axis += in[0].rank;
+	if (in[1].dtype != VNPU_DTYPE_INT64 || in[0].rank + in[1].rank - 1 > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "indices must be int64, rank at most %d",
+				 MAX_RANK);
+	for (uint32_t d = 0; d < in[0].rank; d++) {
+		if (d == axis)
+			for (uint32_t e = 0; e < in[1].rank; e++)
+				dims[rank++] = in[1].dims[e];
+		else
+			dims[rank++] = in[0].dims[d];
+	}
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, rank, dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	outer = gop_prod(in[0].dims, 0, (uint32_t)axis);
+	inner = gop_prod(in[0].dims, (uint32_t)axis + 1, in[0].rank);
+	for (uint64_t o = 0; o < outer; o++)
+		for (uint64_t i = 0; i < in[1].count; i++) {
+			int64_t idx = ((int64_t *)in[1].v)[i];
+
+			if (idx < 0)
+				idx += in[0].dims[axis];
+			if (idx < 0 || idx >= in[0].dims[axis]) {
+				free(f.v);
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range",
+						 (long long)((int64_t *)in[1].v)[i]);
+			}
+			memcpy((int64_t *)f.v + k, (int64_t *)in[0].v + (o * in[0].dims[axis] + idx) * inner,
+			       inner * 8);
+			k += inner;
+		}
+	return fval_out(b, n, &f);
+}
+
+static int fold_cast(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	int64_t to = gop_attr_int(n, "to", 0);
+	struct fval f;
+
+	if (to != VNPU_DTYPE_INT64 && to != VNPU_DTYPE_FLOAT)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "cast to element type %lld not supported",
+				 (long long)to);
+	if (fval_alloc(&f, (int)to, in[0].rank, in[0].dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (uint64_t i = 0; i < f.count; i++) {
+		if (to == VNPU_DTYPE_INT64)
+			((int64_t *)f.v)[i] = (int64_t)fval_get(&in[0], i);
+		else
+			((float *)f.v)[i] = (float)((int64_t *)in[0].v)[i];
+	}
+	return fval_out(b, n, &f);
+}
+
+/* Integer 1-D Slice (the form of shape arithmetic) by its inputs or attributes. */
+static int fold_slice(struct gbuild *b, const struct gnode *n, const struct fval *in, size_t count)
+{
+	const Onnx__AttributeProto *as = gop_attr(n, "starts"), *ae = gop_attr(n, "ends");
+	int64_t start, end, step = 1, len = in[0].rank ? in[0].dims[0] : 0, out;
+	struct fval f;
+
+	if (in[0].rank != 1)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "integer slices of vectors only");
+	if (b->opset < 10) {
+		if (!as || !ae || as->n_ints != 1 || ae->n_ints != 1)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "starts and ends of one axis expected");
+		start = as->ints[0];
+		end = ae->ints[0];
+	} else {
+		if (count < 3 || in[1].count != 1 || in[2].count != 1)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "starts and ends of one axis expected");
+		start = ((int64_t *)in[1].v)[0];
+		end = ((int64_t *)in[2].v)[0];
+		if (count > 4 && in[4].count == 1)
+			step = ((int64_t *)in[4].v)[0];
+	}
+	if (step == 0)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "step 0");
+	start = start < 0 ? start + len : start;
+	end = end < 0 ? end + len : end;
+	start = step > 0 ? clamp64(start, 0, len) : clamp64(start, -1, len - 1);
+	end = step > 0 ? clamp64(end, 0, len) : clamp64(end, -1, len - 1);
+	out = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
+		       : (start > end ? (start - end - step - 1) / -step : 0);
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, 1, &out))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t i = 0; i < out; i++)
+		((int64_t *)f.v)[i] = ((int64_t *)in[0].v)[start + i * step];
+	return fval_out(b, n, &f);
+}
+
+int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
+{
+	const char *op = n->np->op_type;
+	struct fval in[16];
+	size_t given = 0;
+	int all_const = 1, any_int = 0;
+
+	*folded = 0;
+	if (n->num_out < 1 || n->out[0] < 0 || n->num_in > 16)
+		return VNPU_SUCCESS;
+	for (size_t j = 0; j < n->num_in; j++) {
+		memset(&in[j], 0, sizeof(in[j]));
+		if (n->in[j] < 0)
+			continue;
+		given = j + 1;
+		if (!fval_in(b, n, j, &in[j]))
+			all_const = 0;
+		else if (in[j].dtype == VNPU_DTYPE_INT64)
+			any_int = 1;
+	}
+	if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
+		if (given != 1 || n->num_out != 1)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "one input and one output expected");
+		*folded = 1;
+		return op[1] == 'h' ? fold_shape(b, n) : fold_size(b, n);
+	}
+	if (!all_const || !given)
+		return VNPU_SUCCESS;
+	if (!strcmp(op, "ConstantOfShape")) {
+		*folded = 1;
+		return fold_constant_of_shape(b, n, &in[0]);
+	}
+	if (!strcmp(op, "Range") && given == 3) {
+		*folded = 1;
+		return fold_range(b, n, in);
+	}
+	if (!any_int || in[0].dtype != VNPU_DTYPE_INT64 || n->num_out != 1)
+		return VNPU_SUCCESS;
+	if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) &&
+	    given == 2 && in[1].dtype == VNPU_DTYPE_INT64) {
+		*folded = 1;
+		return fold_arith(b, n, in);
+	}
+	if (!strcmp(op, "Concat")) {
+		for (size_t j = 0; j < given; j++)
+			if (in[j].dtype != VNPU_DTYPE_INT64 || !in[j].v)
+				return VNPU_SUCCESS;
+		*folded = 1;
+		return fold_concat(b, n, in, given);
+	}
+	if (!strcmp(op, "Gather") && given == 2) {
+		*folded = 1;
+		return fold_gather(b, n, in);
+	}
+	if (!strcmp(op, "Cast") && given == 1) {
+		*folded = 1;
+		return fold_cast(b, n, in);
+	}
+	if ((!strcmp(op, "Neg") || !strcmp(op, "Abs")) && given == 1) {
+		struct fval f;
+
+		if (fval_alloc(&f, VNPU_DTYPE_INT64, in[0].rank, in[0].dims))
+			return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+		for (uint64_t i = 0; i < f.count; i++) {
+			int64_t v = ((int64_t *)in[0].v)[i];
+
+			((int64_t *)f.v)[i] = op[0] == 'N' || v < 0 ? (int64_t)(0 - (uint64_t)v) : v;
+		}
+		*folded = 1;
+		return fval_out(b, n, &f);
+	}
+	if (!strcmp(op, "Slice")) {
+		*folded = 1;
+		return fold_slice(b, n, in, given);
+	}
+	return VNPU_SUCCESS;
+}

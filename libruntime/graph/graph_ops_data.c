@@ -1,0 +1,813 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * ONNX operators that move data: Concat, Split, Slice, Gather, Pad,
+ * Expand, Tile, DepthToSpace, SpaceToDepth, Trilu, nearest Resize and
+ * Upsample, and Dropout and Cast where
+ * they are views. Each is one or more T_COPY launches with the strides and
+ * offsets that select, repeat or place the elements; indices, pads and
+ * repeats are constants of the graph (folded or given at load).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_ops.h"
+
+/* Copies the @rank-d window @shape of A (offset, strides) into C. */
+int gop_copy(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64_t *shape,
+	     int ta, uint64_t oa, const uint64_t *sa, int tc, uint64_t oc, const uint64_t *sc)
+{
+	struct tlaunch l;
+
+	for (uint32_t i = 0; i < rank; i++)
+		if (!shape[i])
+			return VNPU_SUCCESS;
+	gop_tl_init(&l, VNPU_OP_T_COPY, rank, shape);
+	memcpy(l.sa, sa, rank * sizeof(*sa));
+	memcpy(l.sc, sc, rank * sizeof(*sc));
+	l.ta = ta;
+	l.oa = oa;
+	l.tc = tc;
+	l.oc = oc;
+	return gop_tl_emit(b, n, &l);
+}
+
+/* Fills output 0 with the scalar tensor @value (stride 0 everywhere). */
+static int fill(struct gbuild *b, const struct gnode *n, int value)
+{
+	struct gtensor *y = &b->tensors[n->out[0]];
+	uint64_t zero[MAX_RANK] = { 0 }, sc[MAX_RANK];
+
+	gop_dense(y->dims, y->rank, sc);
+	return gop_copy(b, n, y->rank, y->dims, value, 0, zero, n->out[0], 0, sc);
+}
+
+static int axis_of(const struct gnode *n, int64_t axis, uint32_t rank, uint32_t *out)
+{
+	if (axis < -(int64_t)rank || axis >= (int64_t)rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)axis, rank);
+	*out = (uint32_t)(axis < 0 ? axis + rank : axis);
+	return VNPU_SUCCESS;
+}
+
+static int op_concat(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", NULL };
+	const Onnx__AttributeProto *a = gop_attr(n, "axis");
+	int64_t dims[MAX_RANK];
+	uint64_t sa[MAX_RANK], sc[MAX_RANK], off = 0;
+	struct gtensor *x;
+	uint32_t axis = 0;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 16)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	if (!a && b->opset >= 4)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "attribute 'axis' missing");
+	x = gop_in(b, n, 0);
+	status = axis_of(n, a ? a->i : 1, x->rank, &axis);
+	if (status != VNPU_SUCCESS)
+		return status;
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[axis] = 0;
+	for (size_t j = 0; j < n->num_in; j++) {
+		struct gtensor *t = gop_in(b, n, j);
+
+		if (!t)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu missing", j);
+		if ((status = gop_need_float(b, n, j)))
+			return status;
+		if (t->rank != x->rank)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "inputs of ranks %u and %u",
+					 x->rank, t->rank);
+		for (uint32_t d = 0; d < x->rank; d++)
+			if (d != axis && t->dims[d] != x->dims[d])
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+						 "input %zu differs in dimension %u", j, d);
+		dims[axis] += t->dims[axis];
+	}
+	status = gop_set_out(b, n, 0, x->rank, dims);
+	gop_dense(dims, x->rank, sc);
+	for (size_t j = 0; j < n->num_in && status == VNPU_SUCCESS; j++) {
+		struct gtensor *t = gop_in(b, n, j);
+
+		gop_dense(t->dims, t->rank, sa);
+		status = gop_copy(b, n, t->rank, t->dims, n->in[j], 0, sa, n->out[0],
+				  off * sc[axis], sc);
+		off += (uint64_t)t->dims[axis];
+	}
+	return status;
+}
+
+static int op_split(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", "split", NULL };
+	const Onnx__AttributeProto *a = gop_attr(n, "split");
+	int64_t sizes[4], dims[MAX_RANK], total = 0;
+	uint64_t sa[MAX_RANK], sc[MAX_RANK], off = 0;
+	const int64_t *given = NULL;
+	size_t count = 0;
+	struct gtensor *x;
+	uint32_t axis = 0;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) ||
+	    (status = gop_need_inputs(n, 1, b->opset >= 13 ? 2 : 1)) ||
+	    (status = gop_need_float(b, n, 0)))
+		return status;
+	x = gop_in(b, n, 0);
+	status = axis_of(n, gop_attr_int(n, "axis", 0), x->rank, &axis);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (b->opset >= 13 && gop_in(b, n, 1)) {
+		given = gop_const_ints(b, n, 1, &count);
+		if (!given)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "split must be a constant int64 tensor");
+	} else if (a) {
+		given = a->ints;
+		count = a->n_ints;
+	}
+	if (given && count != n->num_out)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%zu sizes for %zu outputs", count,
+				 n->num_out);
+	for (size_t o = 0; o < n->num_out; o++) {
+		sizes[o] = given ? given[o] : x->dims[axis] / (int64_t)n->num_out;
+		if (sizes[o] < 0)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "negative split");
+		total += sizes[o];
+	}
+	if (total != x->dims[axis])
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "splits of %lld elements for %lld",
+				 (long long)total, (long long)x->dims[axis]);
+	gop_dense(x->dims, x->rank, sa);
+	for (size_t o = 0; o < n->num_out; o++) {
+		if (n->out[o] < 0) {
+			off += (uint64_t)sizes[o];
+			continue;
+		}
+		memcpy(dims, x->dims, sizeof(dims));
+		dims[axis] = sizes[o];
+		status = gop_set_out(b, n, o, x->rank, dims);
+		if (status != VNPU_SUCCESS)
+			return status;
+		gop_dense(dims, x->rank, sc);
+		status = gop_copy(b, n, x->rank, dims, n->in[0], off * sa[axis], sa, n->out[o], 0, sc);
+		if (status != VNPU_SUCCESS)
+			return status;
+		off += (uint64_t)sizes[o];
+	}
+	return VNPU_SUCCESS;
+}
+
+/* starts, ends, axes, steps of Slice: attributes before opset 10, then inputs. */
+static int slice_params(struct gbuild *b, const struct gnode *n, const int64_t **v, size_t *c)
+{
+	static const char *const names[] = { "starts", "ends", "axes" };
+
+	memset(c, 0, 4 * sizeof(*c));
+	for (int i = 0; i < 4; i++) {
+		v[i] = NULL;
+		if (b->opset < 10 && i < 3) {
+			const Onnx__AttributeProto *a = gop_attr(n, names[i]);
+
+			if (a) {
+				v[i] = a->ints;
+				c[i] = a->n_ints;
+			}
+		} else if (b->opset >= 10 && gop_in(b, n, 1 + i)) {
+			v[i] = gop_const_ints(b, n, 1 + i, &c[i]);
+			if (!v[i])
+				return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+						 "starts, ends, axes and steps must be constant int64 tensors");
+		}
+	}
+	if (!v[0] || !v[1] || c[0] != c[1] || (v[2] && c[2] != c[0]) || (v[3] && c[3] != c[0]))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "starts, ends, axes and steps differ in length");
+	return VNPU_SUCCESS;
+}
+
+static int op_slice(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "starts", "ends", "axes", NULL };
+	int64_t start[MAX_RANK], step[MAX_RANK], dims[MAX_RANK];
+	uint64_t st[MAX_RANK], sa[MAX_RANK], sc[MAX_RANK], oa = 0;
+	const int64_t *v[4];
+	size_t c[4];
+	struct gtensor *x;
+	int status, neg = -1;
+
+	if ((status = gop_check_attrs(n, b->opset < 10 ? allowed : NULL)) ||
+	    (status = gop_need_inputs(n, b->opset < 10 ? 1 : 3, b->opset < 10 ? 1 : 5)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)) ||
+	    (status = slice_params(b, n, v, c)))
+		return status;
+	x = gop_in(b, n, 0);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		start[d] = 0;
+		step[d] = 1;
+		dims[d] = x->dims[d];
+	}
+	for (size_t i = 0; i < c[0]; i++) {
+		int64_t ax = v[2] ? v[2][i] : (int64_t)i, len, s, e, k;
+		uint32_t d = 0;
+
+		status = axis_of(n, ax, x->rank, &d);
+		if (status != VNPU_SUCCESS)
+			return status;
+		len = x->dims[d];
+		k = v[3] ? v[3][i] : 1;
+		if (!k)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "step 0");
+		s = v[0][i] < 0 ? v[0][i] + len : v[0][i];
+		e = v[1][i] < 0 ? v[1][i] + len : v[1][i];
+		if (k > 0) {
+			s = s < 0 ? 0 : s > len ? len : s;
+			e = e < 0 ? 0 : e > len ? len : e;
+			dims[d] = e > s ? (e - s + k - 1) / k : 0;
+		} else {
+			s = s < -1 ? -1 : s > len - 1 ? len - 1 : s;
+			e = e < -1 ? -1 : e > len - 1 ? len - 1 : e;
+			dims[d] = s > e ? (s - e - k - 1) / -k : 0;
+			if (neg >= 0 && neg != (int)d)
+				return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+						 "negative steps on more than one axis");
+			neg = (int)d;
+		}
+		start[d] = s;
+		step[d] = k;
+	}
+	status = gop_set_out(b, n, 0, x->rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_dense(x->dims, x->rank, st);
+	gop_dense(dims, x->rank, sc);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		oa += (uint64_t)start[d] * st[d];
+		sa[d] = step[d] > 0 ? (uint64_t)step[d] * st[d] : 0;
+	}
+	if (neg < 0)
+		return gop_copy(b, n, x->rank, dims, n->in[0], oa, sa, n->out[0], 0, sc);
+	/* A negative step: one copy per output index along that axis. */
+	if (dims[neg] > 4096)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "a negative step over %lld elements",
+				 (long long)dims[neg]);
+	{
+		int64_t one[MAX_RANK];
+
+		memcpy(one, dims, sizeof(one));
+		one[neg] = 1;
+		for (int64_t i = 0; i < dims[neg] && status == VNPU_SUCCESS; i++)
+			status = gop_copy(b, n, x->rank, one, n->in[0],
+					  oa - (uint64_t)(i * -step[neg]) * st[neg], sa, n->out[0],
+					  (uint64_t)i * sc[neg], sc);
+	}
+	return status;
+}
+
+/*
+ * C[outer, count, inner] = A[outer, idx[j], inner], A's axis of @len
+ * elements: one T_COPY per run of consecutive or of repeated indices
+ * (@idx in 0..len-1).
+ */
+static int gather_runs(struct gbuild *b, const struct gnode *n, int ta, uint64_t outer,
+		       uint64_t len, uint64_t inner, const int64_t *idx, size_t count, int tc)
+{
+	uint64_t sa[3], sc[3], steps = 0;
+	int64_t shape[3];
+	int status = VNPU_SUCCESS;
+
+	for (size_t i = 0; i < count && status == VNPU_SUCCESS;) {
+		int repeat = i + 1 < count && idx[i + 1] == idx[i];
+		size_t run = 1;
+
+		while (i + run < count && idx[i + run] == idx[i] + (repeat ? 0 : (int64_t)run))
+			run++;
+		if (++steps > 4096)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than 4096 index runs");
+		shape[0] = (int64_t)outer, shape[1] = (int64_t)run, shape[2] = (int64_t)inner;
+		sa[0] = len * inner, sa[1] = repeat ? 0 : inner, sa[2] = 1;
+		sc[0] = count * inner, sc[1] = inner, sc[2] = 1;
+		status = gop_copy(b, n, 3, shape, ta, (uint64_t)idx[i] * inner, sa, tc, i * inner, sc);
+		i += run;
+	}
+	return status;
+}
+
+/* Gather of float data by constant indices. */
+static int op_gather(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", NULL };
+	int64_t dims[MAX_RANK], *norm;
+	const int64_t *idx;
+	struct gtensor *x, *ind;
+	uint32_t axis = 0, rank = 0;
+	size_t count;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	ind = gop_in(b, n, 1);
+	status = axis_of(n, gop_attr_int(n, "axis", 0), x->rank, &axis);
+	if (status != VNPU_SUCCESS)
+		return status;
+	idx = gop_const_ints(b, n, 1, &count);
+	if (!idx)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "indices must be a constant int64 tensor (given at load)");
+	if (x->rank + ind->rank - 1 > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "output of more than %d dimensions",
+				 MAX_RANK);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		if (d == axis)
+			for (uint32_t e = 0; e < ind->rank; e++)
+				dims[rank++] = ind->dims[e];
+		else
+			dims[rank++] = x->dims[d];
+	}
+	for (size_t i = 0; i < count; i++)
+		if (idx[i] < -x->dims[axis] || idx[i] >= x->dims[axis])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range 0..%lld",
+					 (long long)idx[i], (long long)x->dims[axis] - 1);
+	status = gop_set_out(b, n, 0, rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	norm = malloc((count ? count : 1) * sizeof(*norm));
+	if (!norm)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	x = gop_in(b, n, 0);
+	for (size_t i = 0; i < count; i++)
+		norm[i] = idx[i] < 0 ? idx[i] + x->dims[axis] : idx[i];
+	status = gather_runs(b, n, n->in[0], gop_prod(x->dims, 0, axis), (uint64_t)x->dims[axis],
+			     gop_prod(x->dims, axis + 1, x->rank), norm, count, n->out[0]);
+	free(norm);
+	return status;
+}
+
+/* floor() of the small coordinates of Resize, without libm. */
+static double floor_of(double v)
+{
+	double t = (double)(int64_t)v;
+
+	return t > v ? t - 1 : t;
+}
+
+/* The input index of each output index of one axis of a nearest Resize. */
+static void nearest_map(const char *ctm, const char *nm, int64_t in, int64_t out, double scale,
+			int64_t *idx)
+{
+	for (int64_t x = 0; x < out; x++) {
+		double o, f;
+		int64_t i;
+
+		if (!strcmp(ctm, "asymmetric"))
+			o = x / scale;
+		else if (!strcmp(ctm, "align_corners"))
+			o = out == 1 ? 0 : (double)x * (double)(in - 1) / (double)(out - 1);
+		else if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+			o = (x + 0.5) / scale;
+		else if (!strcmp(ctm, "pytorch_half_pixel"))
+			o = out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+		else
+			o = (x + 0.5) / scale - 0.5;	/* half_pixel */
+		f = floor_of(o);
+		if (!strcmp(nm, "floor"))
+			i = (int64_t)f;
+		else if (!strcmp(nm, "ceil"))
+			i = (int64_t)-floor_of(-o);
+		else if (o - f == 0.5)
+			i = !strcmp(nm, "round_prefer_ceil") ? (int64_t)f + 1 : (int64_t)f;
+		else
+			i = (int64_t)floor_of(o + 0.5);	/* not a tie: the nearest */
+		idx[x] = i < 0 ? 0 : i >= in ? in - 1 : i;
+	}
+}
+
+/*
+ * Resize (from opset 11) and Upsample in ``nearest`` mode, by constant
+ * scales or sizes: the input index of every output index is computed at
+ * load, then each resized axis is one gather of runs (gather_runs()),
+ * through scratch tensors between axes.
+ */
+static int op_resize(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "coordinate_transformation_mode", "cubic_coeff_a",
+					       "exclude_outside", "extrapolation_value", "mode",
+					       "nearest_mode", "scales", NULL };
+	int upsample = !strcmp(n->np->op_type, "Upsample");
+	char mode[32], ctm[32], nm[32];
+	int64_t out[MAX_RANK], dims[MAX_RANK], *idx;
+	double scale[MAX_RANK];
+	const float *scales = NULL;
+	const int64_t *sizes = NULL;
+	size_t count = 0;
+	struct gtensor *x;
+	int status, src, last = -1;
+
+	if ((status = gop_check_attrs(n, allowed)) ||
+	    (status = gop_need_inputs(n, 1, upsample ? 2 : 4)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	gop_attr_str(n, "mode", mode, sizeof(mode));
+	if (strcmp(mode, "nearest"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "mode '%s' not supported (nearest is)",
+				 mode[0] ? mode : "nearest");
+	if (upsample) {
+		strcpy(ctm, "asymmetric");
+		strcpy(nm, "floor");
+	} else {
+		gop_attr_str(n, "coordinate_transformation_mode", ctm, sizeof(ctm));
+		gop_attr_str(n, "nearest_mode", nm, sizeof(nm));
+		if (!strcmp(ctm, "tf_crop_and_resize"))
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "coordinate_transformation_mode 'tf_crop_and_resize' not supported");
+	}
+	if (upsample && b->opset < 9) {
+		const Onnx__AttributeProto *a = gop_attr(n, "scales");
+
+		scales = a ? a->floats : NULL;
+		count = a ? a->n_floats : 0;
+	} else if (gop_in(b, n, upsample ? 1 : 2) && gop_in(b, n, upsample ? 1 : 2)->count) {
+		int j = upsample ? 1 : 2;
+
+		scales = gop_in(b, n, j)->dtype == VNPU_DTYPE_FLOAT ? gop_const_data(b, n->in[j]) : NULL;
+		count = gop_in(b, n, j)->count;
+		if (!scales)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "scales must be a constant float tensor");
+	} else if (!upsample && gop_in(b, n, 3)) {
+		sizes = gop_const_ints(b, n, 3, &count);
+		if (!sizes)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "sizes must be a constant int64 tensor");
+	}
+	if ((!scales && !sizes) || count != x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%zu scales or sizes for rank %u", count,
+				 x->rank);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		out[d] = sizes ? sizes[d] : (int64_t)floor_of((double)x->dims[d] * scales[d]);
+		scale[d] = sizes ? (double)sizes[d] / (double)x->dims[d] : scales[d];
+		if (out[d] < 1 || !(scale[d] > 0))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output dimension %u of %lld", d,
+					 (long long)out[d]);
+		if (out[d] != x->dims[d] || scale[d] != 1.0)
+			last = (int)d;
+	}
+	status = gop_set_out(b, n, 0, x->rank, out);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	memcpy(dims, x->dims, sizeof(dims));
+	src = n->in[0];
+	if (last < 0) {
+		uint64_t st[MAX_RANK];
+
+		gop_dense(dims, x->rank, st);
+		return gop_copy(b, n, x->rank, dims, src, 0, st, n->out[0], 0, st);
+	}
+	for (uint32_t d = 0; d <= (uint32_t)last && status == VNPU_SUCCESS; d++) {
+		uint32_t rank = gop_in(b, n, 0)->rank;
+		uint64_t outer = gop_prod(dims, 0, d), inner = gop_prod(dims, d + 1, rank);
+		int dst = n->out[0];
+
+		if (out[d] == dims[d] && scale[d] == 1.0)
+			continue;
+		if ((int)d < last)
+			status = gop_scratch(b, n, outer * (uint64_t)out[d] * inner, &dst);
+		idx = status == VNPU_SUCCESS ? malloc((size_t)out[d] * sizeof(*idx)) : NULL;
+		if (status == VNPU_SUCCESS && !idx)
+			status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
+		if (status != VNPU_SUCCESS)
+			return status;
+		nearest_map(ctm, nm, dims[d], out[d], scale[d], idx);
+		status = gather_runs(b, n, src, outer, (uint64_t)dims[d], inner, idx,
+				     (size_t)out[d], dst);
+		free(idx);
+		dims[d] = out[d];
+		src = dst;
+	}
+	return status;
+}
+
+/* A scalar float constant of the node. */
+int gop_scalar(struct gbuild *b, const struct gnode *n, float value, int *id)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "\x01value.%d.%zu", n->index, b->num_tensors);
+	return gb_add_weight(b, name, VNPU_DTYPE_FLOAT, 0, NULL, &value, id);
+}
+
+static int op_pad(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed_old[] = { "mode", "pads", "value", NULL };
+	static const char *const allowed[] = { "mode", NULL };
+	const Onnx__AttributeProto *a = gop_attr(n, "pads");
+	int64_t dims[MAX_RANK], inner[MAX_RANK];
+	uint64_t st[MAX_RANK], sc[MAX_RANK], oa = 0, oc = 0;
+	const int64_t *pads = NULL;
+	struct gtensor *x, *cv;
+	size_t count = 0;
+	char mode[32];
+	int status, value = -1, any = 0;
+
+	if ((status = gop_check_attrs(n, b->opset < 11 ? allowed_old : allowed)) ||
+	    (status = gop_need_inputs(n, b->opset < 11 ? 1 : 2, b->opset < 11 ? 1 : 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	gop_attr_str(n, "mode", mode, sizeof(mode));
+	if (mode[0] && strcmp(mode, "constant"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "mode '%s' not supported (constant is)",
+				 mode);
+	if (b->opset < 11) {
+		pads = a ? a->ints : NULL;
+		count = a ? a->n_ints : 0;
+	} else {
+		pads = gop_const_ints(b, n, 1, &count);
+		if (!pads)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "pads must be a constant int64 tensor");
+	}
+	if (!pads || count != 2 * (size_t)x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%zu pads for rank %u", count, x->rank);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		int64_t pb = pads[d], pe = pads[d + x->rank];
+
+		dims[d] = x->dims[d] + pb + pe;
+		inner[d] = x->dims[d] - (pb < 0 ? -pb : 0) - (pe < 0 ? -pe : 0);
+		if (dims[d] < 1 || inner[d] < 0)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "pads leave dimension %u empty", d);
+		any |= pb > 0 || pe > 0;
+	}
+	status = gop_set_out(b, n, 0, x->rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	cv = gop_in(b, n, 2);
+	if (cv && (cv->count != 1 || (status = gop_need_float(b, n, 2))))
+		return status ? status : node_fail(n, VNPU_ERROR_INVALID_MODEL,
+						   "constant_value must be a scalar");
+	if (any) {
+		if (cv)
+			value = n->in[2];
+		else
+			status = gop_scalar(b, n, gop_attr_float(n, "value", 0.0f), &value);
+		if (status == VNPU_SUCCESS)
+			status = fill(b, n, value);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	x = gop_in(b, n, 0);	/* the tensors may have moved */
+	gop_dense(x->dims, x->rank, st);
+	gop_dense(dims, x->rank, sc);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		int64_t pb = pads[d];
+
+		if (pb < 0)
+			oa += (uint64_t)-pb * st[d];
+		else
+			oc += (uint64_t)pb * sc[d];
+	}
+	return gop_copy(b, n, x->rank, inner, n->in[0], oa, st, n->out[0], oc, sc);
+}
+
+static int op_expand(struct gbuild *b, struct gnode *n)
+{
+	int64_t dims[MAX_RANK];
+	uint64_t sa[MAX_RANK], sc[MAX_RANK];
+	struct gtensor *x, s = { 0 };
+	const int64_t *shape;
+	size_t count;
+	uint32_t rank;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	shape = gop_const_ints(b, n, 1, &count);
+	if (!shape)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the shape must be a constant int64 tensor");
+	if (count > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than %d dimensions", MAX_RANK);
+	s.rank = (uint32_t)count;
+	memcpy(s.dims, shape, count * sizeof(*shape));
+	status = gop_broadcast_shape(n, x, &s, &rank, dims);
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_bcast(x, rank, dims, sa);
+	gop_dense(dims, rank, sc);
+	return gop_copy(b, n, rank, dims, n->in[0], 0, sa, n->out[0], 0, sc);
+}
+
+/* Tile: (repeat, dim) pairs, A repeated with stride 0 along each repeat. */
+static int op_tile(struct gbuild *b, struct gnode *n)
+{
+	int64_t dims[MAX_RANK], shape[2 * MAX_RANK];
+	uint64_t st[MAX_RANK], so[MAX_RANK], sa[2 * MAX_RANK], sc[2 * MAX_RANK];
+	const int64_t *rep;
+	struct gtensor *x;
+	size_t count;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	rep = gop_const_ints(b, n, 1, &count);
+	if (!rep)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "repeats must be a constant int64 tensor");
+	if (count != x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%zu repeats for rank %u", count, x->rank);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		if (rep[d] < 1)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "repeat %lld", (long long)rep[d]);
+		dims[d] = x->dims[d] * rep[d];
+	}
+	status = gop_set_out(b, n, 0, x->rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_dense(x->dims, x->rank, st);
+	gop_dense(dims, x->rank, so);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		shape[2 * d] = rep[d];
+		shape[2 * d + 1] = x->dims[d];
+		sa[2 * d] = 0;
+		sa[2 * d + 1] = st[d];
+		sc[2 * d] = (uint64_t)x->dims[d] * so[d];
+		sc[2 * d + 1] = so[d];
+	}
+	return gop_copy(b, n, 2 * x->rank, shape, n->in[0], 0, sa, n->out[0], 0, sc);
+}
+
+/* DepthToSpace and SpaceToDepth: a permuted copy of a 6-d view of the input. */
+static int op_depth_space(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "blocksize", "mode", NULL };
+	int to_space = !strcmp(n->np->op_type, "DepthToSpace");
+	int64_t bs = gop_attr_int(n, "blocksize", 0), N, C, H, W, dims[4], shape[6];
+	uint64_t sa[6], sc[6];
+	struct gtensor *x;
+	char mode[16];
+	int status, crd;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	crd = !strcmp(gop_attr_str(n, "mode", mode, sizeof(mode)), "CRD");
+	if (mode[0] && !crd && strcmp(mode, "DCR"))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "mode '%s'", mode);
+	if (x->rank != 4 || bs < 1 || (to_space && x->dims[1] % (bs * bs)) ||
+	    (!to_space && (x->dims[2] % bs || x->dims[3] % bs)))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "blocksize %lld does not fit the input",
+				 (long long)bs);
+	N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+	if (to_space) {
+		int64_t c = C / (bs * bs);
+
+		dims[0] = N, dims[1] = c, dims[2] = H * bs, dims[3] = W * bs;
+		/* Output viewed as (N, c, H, bs, W, bs), read from the input's channels. */
+		shape[0] = N, shape[1] = c, shape[2] = H, shape[3] = bs, shape[4] = W, shape[5] = bs;
+		sa[0] = (uint64_t)(C * H * W);
+		sa[1] = (uint64_t)((crd ? bs * bs : 1) * H * W);
+		sa[2] = (uint64_t)W;
+		sa[3] = (uint64_t)((crd ? bs : bs * c) * H * W);
+		sa[4] = 1;
+		sa[5] = (uint64_t)((crd ? 1 : c) * H * W);
+		sc[0] = (uint64_t)(c * H * bs * W * bs);
+		sc[1] = (uint64_t)(H * bs * W * bs);
+		sc[2] = (uint64_t)(bs * W * bs);
+		sc[3] = (uint64_t)(W * bs);
+		sc[4] = (uint64_t)bs;
+		sc[5] = 1;
+	} else {
+		int64_t h = H / bs, w = W / bs;
+
+		if (crd)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "attribute 'mode' of DepthToSpace");
+		dims[0] = N, dims[1] = C * bs * bs, dims[2] = h, dims[3] = w;
+		/* Input viewed as (N, C, h, bs, w, bs); output channel (b1 bs + b2) C + c. */
+		shape[0] = N, shape[1] = C, shape[2] = h, shape[3] = bs, shape[4] = w, shape[5] = bs;
+		sa[0] = (uint64_t)(C * H * W);
+		sa[1] = (uint64_t)(H * W);
+		sa[2] = (uint64_t)(bs * W);
+		sa[3] = (uint64_t)W;
+		sa[4] = (uint64_t)bs;
+		sa[5] = 1;
+		sc[0] = (uint64_t)(C * bs * bs * h * w);
+		sc[1] = (uint64_t)(h * w);
+		sc[2] = (uint64_t)w;
+		sc[3] = (uint64_t)(bs * C * h * w);
+		sc[4] = 1;
+		sc[5] = (uint64_t)(C * h * w);
+	}
+	status = gop_set_out(b, n, 0, 4, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	return gop_copy(b, n, 6, shape, n->in[0], 0, sa, n->out[0], 0, sc);
+}
+
+/* Trilu: the output filled with 0, then the kept part of each row copied. */
+static int op_trilu(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "upper", NULL };
+	int upper = gop_attr_int(n, "upper", 1) != 0, zero, status;
+	int64_t k = 0, M, N, batch, shape[2];
+	uint64_t s[2];
+	const int64_t *kv;
+	struct gtensor *x;
+	size_t count;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_in(b, n, 1)) {
+		kv = gop_const_ints(b, n, 1, &count);
+		if (!kv || count != 1)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "k must be a constant int64 scalar");
+		k = kv[0];
+	}
+	x = gop_in(b, n, 0);
+	if (x->rank < 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 2 expected",
+				 x->rank);
+	M = x->dims[x->rank - 2];
+	N = x->dims[x->rank - 1];
+	batch = (int64_t)gop_prod(x->dims, 0, x->rank - 2);
+	if (M > 4096)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than 4096 rows");
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS)
+		status = gop_scalar(b, n, 0.0f, &zero);
+	if (status == VNPU_SUCCESS)
+		status = fill(b, n, zero);
+	s[0] = (uint64_t)(M * N);
+	s[1] = 1;
+	for (int64_t i = 0; i < M && status == VNPU_SUCCESS; i++) {
+		int64_t lo = upper ? i + k : 0, hi = upper ? N : i + k + 1;
+
+		lo = lo < 0 ? 0 : lo > N ? N : lo;
+		hi = hi < 0 ? 0 : hi > N ? N : hi;
+		if (hi <= lo)
+			continue;
+		shape[0] = batch;
+		shape[1] = hi - lo;
+		status = gop_copy(b, n, 2, shape, n->in[0], (uint64_t)(i * N + lo), s, n->out[0],
+				  (uint64_t)(i * N + lo), s);
+	}
+	return status;
+}
+
+/* Dropout in inference is the identity; its mask output is not computed. */
+static int op_dropout(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "ratio", "seed", "is_test", NULL };
+	struct gtensor *x;
+	size_t count;
+	const int64_t *training;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_in(b, n, 2)) {
+		training = gop_const_data(b, n->in[2]);
+		count = gop_in(b, n, 2)->count;
+		if (!training || count != 1 || *(const uint8_t *)training)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "training mode not supported");
+	}
+	x = gop_in(b, n, 0);
+	return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
+}
+
+/* Cast of float to float: a view. Integer casts of constants are folded. */
+static int op_cast(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "to", "saturate", NULL };
+	struct gtensor *x;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_attr_int(n, "to", 0) != VNPU_DTYPE_FLOAT)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "cast to element type %lld not supported",
+				 (long long)gop_attr_int(n, "to", 0));
+	x = gop_in(b, n, 0);
+	return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
+}
+
+const struct gop_map gop_data_ops[] = {
+	{ "Concat", op_concat, 1 }, { "Split", op_split, 2 }, { "Slice", op_slice, 1 },
+	{ "Gather", op_gather, 1 }, { "Pad", op_pad, 2 }, { "Expand", op_expand, 8 },
+	{ "Tile", op_tile, 6 }, { "DepthToSpace", op_depth_space, 1 },
+	{ "SpaceToDepth", op_depth_space, 1 }, { "Dropout", op_dropout, 7 },
+	{ "Cast", op_cast, 6 }, { "Trilu", op_trilu, 14 }, { "Resize", op_resize, 11 },
+	{ "Upsample", op_resize, 7 },
+	{ NULL, NULL, 0 },
+};

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * ONNX elementwise operators lowered onto the device's arithmetic (T_ADD,
+ * T_SUB, T_MUL, T_DIV, T_MAX, T_MIN, T_RELU, T_EXP, the reductions and
+ * BATCHNORM), each exact or within one rounding of the definition:
+ *
+ *   Clip            max then min against the bounds (scalar tensors)
+ *   Neg Abs         0 - x; max(x, 0 - x)
+ *   Reciprocal      1 / x
+ *   Sqrt            1 / rsqrt(x), rsqrt by BATCHNORM (computed in double)
+ *   Pow             x * x ... for a constant integer exponent 1..4, Sqrt for 0.5
+ *   LeakyRelu PRelu relu(x) + alpha * min(x, 0)
+ *   Elu Selu Celu   relu(x) + alpha * (exp(min(x, 0) / a) - 1), scaled
+ *   HardSigmoid     max(0, min(1, alpha x + beta)); HardSwish x * that
+ *   Softsign        x / (1 + |x|)
+ *   Sum Mean Max Min  a chain of binary operators (and a scale)
+ *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2
+ *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
+ *                   approximation of Eigen and XLA, within 4e-7 relative
+ *   LayerNormalization, InstanceNormalization: mean and variance per row
+ *                   by the reductions, then BATCHNORM with them per row
+ *
+ * Constants (0, 1, alpha...) are scalar weights broadcast with stride 0.
+ */
+#include <string.h>
+
+#include "graph_ops.h"
+
+/* C = A op B, A and B broadcast to C's shape (B unused when @tb < 0). */
+static int ew(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int ta, int tb, int tc)
+{
+	const struct gtensor *c = &b->tensors[tc];
+	struct tlaunch l;
+
+	gop_tl_init(&l, op, c->rank, c->dims);
+	gop_bcast(&b->tensors[ta], c->rank, c->dims, l.sa);
+	if (tb >= 0)
+		gop_bcast(&b->tensors[tb], c->rank, c->dims, l.sb);
+	gop_dense(c->dims, c->rank, l.sc);
+	l.ta = ta;
+	l.tb = tb;
+	l.tc = tc;
+	return gop_tl_emit(b, n, &l);
+}
+
+/* C = A op scalar constant @v (or @v op A with @first). */
+static int ew_const(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int ta, float v,
+		    int first, int tc)
+{
+	int k, status = gop_scalar(b, n, v, &k);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	return first ? ew(b, n, op, k, ta, tc) : ew(b, n, op, ta, k, tc);
+}
+
+/* A scratch tensor of the output's shape. */
+static int temp(struct gbuild *b, const struct gnode *n, int *id)
+{
+	const struct gtensor *y = &b->tensors[n->out[0]];
+	uint32_t rank = y->rank;
+	int64_t dims[MAX_RANK];
+	int status;
+
+	memcpy(dims, y->dims, sizeof(dims));
+	status = gop_scratch(b, n, y->count, id);
+	if (status == VNPU_SUCCESS)
+		gb_set_shape(&b->tensors[*id], VNPU_DTYPE_FLOAT, rank, dims);
+	return status;
+}
+
+/* The usual checks of a one-input float operator; sets the output's shape. */
+static int unary_prologue(struct gbuild *b, struct gnode *n, const char *const *allowed)
+{
+	struct gtensor *x;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	return gop_set_out(b, n, 0, x->rank, x->dims);
+}
+
+static int op_clip(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed_old[] = { "min", "max", NULL };
+	int lo = -1, hi = -1, status, cur;
+
+	if (b->opset < 11) {
+		status = unary_prologue(b, n, allowed_old);
+		if (status == VNPU_SUCCESS && gop_attr(n, "min"))
+			status = gop_scalar(b, n, gop_attr_float(n, "min", 0), &lo);
+		if (status == VNPU_SUCCESS && gop_attr(n, "max"))
+			status = gop_scalar(b, n, gop_attr_float(n, "max", 0), &hi);
+	} else {
+		if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 3)) ||
+		    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+		    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+			return status;
+		for (size_t j = 1; j < 3; j++)
+			if (gop_in(b, n, j) && gop_in(b, n, j)->count != 1)
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a scalar", j);
+		lo = gop_in(b, n, 1) ? n->in[1] : -1;
+		hi = gop_in(b, n, 2) ? n->in[2] : -1;
+		status = gop_set_out(b, n, 0, gop_in(b, n, 0)->rank, gop_in(b, n, 0)->dims);
+	}
+	if (status != VNPU_SUCCESS)
+		return status;
+	/* The bound first: a NaN in x compares false and is kept. */
+	cur = n->in[0];
+	if (lo >= 0) {
+		status = ew(b, n, VNPU_OP_T_MAX, lo, cur, n->out[0]);
+		cur = n->out[0];
+	}
+	if (status == VNPU_SUCCESS && hi >= 0) {
+		status = ew(b, n, VNPU_OP_T_MIN, hi, cur, n->out[0]);
+		cur = n->out[0];
+	}
+	if (status == VNPU_SUCCESS && cur != n->out[0])
+		status = ew(b, n, VNPU_OP_T_COPY, cur, -1, n->out[0]);
+	return status;
+}
+
+static int op_neg_abs_recip(struct gbuild *b, struct gnode *n)
+{
+	const char *op = n->np->op_type;
+	int status = unary_prologue(b, n, NULL);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!strcmp(op, "Reciprocal"))
+		return ew_const(b, n, VNPU_OP_T_DIV, n->in[0], 1.0f, 1, n->out[0]);
+	status = ew_const(b, n, VNPU_OP_T_SUB, n->in[0], 0.0f, 1, n->out[0]);
+	if (status == VNPU_SUCCESS && !strcmp(op, "Abs"))
+		status = ew(b, n, VNPU_OP_T_MAX, n->in[0], n->out[0], n->out[0]);
+	return status;
+}
+
+/*
+ * BATCHNORM over @R rows (the channels) of @D: C = (A - mean) / sqrt(var +
+ * eps) * scale + bias, @arrays the per-row scale, bias, mean and var; A
+ * dense or, with @a_scalar, one element broadcast.
+ */
+static int batchnorm_rows(struct gbuild *b, const struct gnode *n, uint64_t R, uint64_t D,
+			  int ta, int a_scalar, int tc, const int *arrays, float eps)
+{
+	int64_t shape[2] = { (int64_t)R, (int64_t)D };
+	struct tlaunch l;
+
+	gop_tl_init(&l, VNPU_OP_T_BATCHNORM, 2, shape);
+	l.sa[0] = a_scalar ? 0 : D, l.sa[1] = a_scalar ? 0 : 1;
+	l.sc[0] = D, l.sc[1] = 1;
+	l.ta = ta;
+	l.tc = tc;
+	memcpy(l.norm, arrays, sizeof(l.norm));
+	l.epsilon = eps;
+	l.norm_axis = 0;
+	return gop_tl_emit(b, n, &l);
+}
+
+/* C = rsqrt(A) by BATCHNORM over A's flat view: (1 - 0) / sqrt(A + 0) * 1 + 0. */
+/* @count ones and @count zeros (scratch), and the scalar 1 they come from. */
+static int unit_arrays(struct gbuild *b, const struct gnode *n, uint64_t count, int *one,
+		       int *ones, int *zeros)
+{
+	uint64_t zero[1] = { 0 }, unit[1] = { 1 };
+	int64_t shape[1] = { (int64_t)count };
+	int status;
+
+	if ((status = gop_scalar(b, n, 1.0f, one)) || (status = gop_scratch(b, n, count, zeros)) ||
+	    (status = gop_scratch(b, n, count, ones)) ||
+	    (status = gop_copy(b, n, 1, shape, *one, 0, zero, *ones, 0, unit)))
+		return status;
+	return ew(b, n, VNPU_OP_T_SUB, *ones, *ones, *zeros);
+}
+
+static int rsqrt(struct gbuild *b, const struct gnode *n, int ta, int tc)
+{
+	uint64_t count = b->tensors[ta].count;
+	int one, zeros, ones, status = unit_arrays(b, n, count, &one, &ones, &zeros);
+	int arrays[4] = { ones, zeros, zeros, ta };
+
+	return status ? status : batchnorm_rows(b, n, count, 1, one, 1, tc, arrays, 0.0f);
+}
+
+static int sqrt_of(struct gbuild *b, const struct gnode *n, int ta, int tc)
+{
+	int r, status = gop_scratch(b, n, b->tensors[ta].count, &r);
+
+	if (status == VNPU_SUCCESS)
+		status = rsqrt(b, n, ta, r);
+	if (status == VNPU_SUCCESS)
+		gb_set_shape(&b->tensors[r], VNPU_DTYPE_FLOAT, b->tensors[tc].rank, b->tensors[tc].dims);
+	return status == VNPU_SUCCESS ? ew_const(b, n, VNPU_OP_T_DIV, r, 1.0f, 1, tc) : status;
+}
+
+static int op_sqrt(struct gbuild *b, struct gnode *n)
+{
+	int status = unary_prologue(b, n, NULL);
+
+	return status == VNPU_SUCCESS ? sqrt_of(b, n, n->in[0], n->out[0]) : status;
+}
+
+/* Pow by a constant scalar exponent: 0.5 (Sqrt), 1, 2, 3, 4 (products). */
+static int op_pow(struct gbuild *b, struct gnode *n)
+{
+	struct gtensor *y;
+	const void *e;
+	double p;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	y = gop_in(b, n, 1);
+	e = gop_const_data(b, n->in[1]);
+	if (!e || y->count != 1 ||
+	    (y->dtype != VNPU_DTYPE_FLOAT && (b->opset < 12 || y->dtype != VNPU_DTYPE_INT64)))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the exponent must be a constant scalar");
+	p = y->dtype == VNPU_DTYPE_FLOAT ? *(const float *)e : (double)*(const int64_t *)e;
+	if (p != 0.5 && p != 1 && p != 2 && p != 3 && p != 4)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "exponent %g not supported (0.5, 1 to 4 are)",
+				 p);
+	status = gop_set_out(b, n, 0, gop_in(b, n, 0)->rank, gop_in(b, n, 0)->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (p == 0.5)
+		return sqrt_of(b, n, n->in[0], n->out[0]);
+	if (p == 1)
+		return ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
+	if (p == 4) {
+		status = ew(b, n, VNPU_OP_T_MUL, n->in[0], n->in[0], n->out[0]);
+		return status ? status : ew(b, n, VNPU_OP_T_MUL, n->out[0], n->out[0], n->out[0]);
+	}
+	status = ew(b, n, VNPU_OP_T_MUL, n->in[0], n->in[0], n->out[0]);
+	if (status == VNPU_SUCCESS && p == 3)
+		status = ew(b, n, VNPU_OP_T_MUL, n->out[0], n->in[0], n->out[0]);
+	return status;
+}
+
+/*
+ * y = relu(x) + alpha * f(min(x, 0)): f the identity (LeakyRelu, PRelu with
+ * @slope a tensor) or exp(m / a) - 1 (Elu, Selu, Celu), all times @scale.
+ */
+static int neg_part(struct gbuild *b, const struct gnode *n, float alpha, int slope, int expo,
+		    float a, float scale)
+{
+	int x = n->in[0], y = n->out[0], t, status;
+
+	if ((status = temp(b, n, &t)) || (status = ew_const(b, n, VNPU_OP_T_MIN, x, 0.0f, 0, t)))
+		return status;
+	if (expo) {
+		if (a != 1.0f && (status = ew_const(b, n, VNPU_OP_T_DIV, t, a, 0, t)))
+			return status;
+		if ((status = ew(b, n, VNPU_OP_T_EXP, t, -1, t)) ||
+		    (status = ew_const(b, n, VNPU_OP_T_SUB, t, 1.0f, 0, t)))
+			return status;
+	}
+	status = slope >= 0 ? ew(b, n, VNPU_OP_T_MUL, t, slope, t) :
+			      ew_const(b, n, VNPU_OP_T_MUL, t, alpha, 0, t);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_RELU, x, -1, y);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_ADD, y, t, y);
+	if (status == VNPU_SUCCESS && scale != 1.0f)
+		status = ew_const(b, n, VNPU_OP_T_MUL, y, scale, 0, y);
+	return status;
+}
+
+static int op_relu_family(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", "gamma", NULL };
+	const char *op = n->np->op_type;
+	int status = unary_prologue(b, n, allowed);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!strcmp(op, "LeakyRelu"))
+		return neg_part(b, n, gop_attr_float(n, "alpha", 0.01f), -1, 0, 1, 1);
+	if (!strcmp(op, "Elu"))
+		return neg_part(b, n, gop_attr_float(n, "alpha", 1.0f), -1, 1, 1, 1);
+	if (!strcmp(op, "Celu")) {
+		float a = gop_attr_float(n, "alpha", 1.0f);
+
+		return neg_part(b, n, a, -1, 1, a, 1);
+	}
+	return neg_part(b, n, gop_attr_float(n, "alpha", 1.67326319217681884765625f), -1, 1, 1,
+			gop_attr_float(n, "gamma", 1.05070102214813232421875f));
+}
+
+static int op_prelu(struct gbuild *b, struct gnode *n)
+{
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	status = gop_broadcast_shape(n, gop_in(b, n, 0), gop_in(b, n, 1), &rank, dims);
+	if (status == VNPU_SUCCESS && (rank != gop_in(b, n, 0)->rank ||
+				       memcmp(dims, gop_in(b, n, 0)->dims, rank * sizeof(*dims))))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "slope does not broadcast to X");
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, rank, dims);
+	return status == VNPU_SUCCESS ? neg_part(b, n, 0, n->in[1], 0, 1, 1) : status;
+}
+
+static int op_hard(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", "beta", NULL };
+	int swish = !strcmp(n->np->op_type, "HardSwish");
+	int x = n->in[0], y = n->out[0], t = y, status;
+
+	status = unary_prologue(b, n, swish ? NULL : allowed);
+	if (status == VNPU_SUCCESS && swish)
+		status = temp(b, n, &t);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if ((status = ew_const(b, n, VNPU_OP_T_MUL, x,
+			       swish ? 1.0f / 6 : gop_attr_float(n, "alpha", 0.2f), 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, t, swish ? 0.5f : gop_attr_float(n, "beta", 0.5f),
+			       0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, t, 1.0f, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, t, 0.0f, 1, t)))
+		return status;
+	return swish ? ew(b, n, VNPU_OP_T_MUL, x, t, y) : VNPU_SUCCESS;
+}
+
+static int op_softsign(struct gbuild *b, struct gnode *n)
+{
+	int x = n->in[0], y = n->out[0], t, status = unary_prologue(b, n, NULL);
+
+	if (status || (status = temp(b, n, &t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_SUB, x, 0.0f, 1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_MAX, x, t, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, t, 1.0f, 0, t)))
+		return status;
+	return ew(b, n, VNPU_OP_T_DIV, x, t, y);
+}
+
+/* Sum, Mean, Max, Min of one or more inputs, broadcast together. */
+static int op_variadic(struct gbuild *b, struct gnode *n)
+{
+	const char *op = n->np->op_type;
+	enum vnpu_op kop = !strcmp(op, "Max") ? VNPU_OP_T_MAX : !strcmp(op, "Min") ? VNPU_OP_T_MIN :
+			   VNPU_OP_T_ADD;
+	struct gtensor acc = { 0 };
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 16)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	for (size_t j = 0; j < n->num_in; j++) {
+		if (!gop_in(b, n, j))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu missing", j);
+		if ((status = gop_need_float(b, n, j)))
+			return status;
+		status = gop_broadcast_shape(n, j ? &acc : gop_in(b, n, 0), gop_in(b, n, j), &rank,
+					     dims);
+		if (status != VNPU_SUCCESS)
+			return status;
+		acc.rank = rank;
+		memcpy(acc.dims, dims, sizeof(dims));
+	}
+	status = gop_set_out(b, n, 0, acc.rank, acc.dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (n->num_in == 1)
+		status = ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
+	else
+		status = ew(b, n, kop, n->in[0], n->in[1], n->out[0]);
+	for (size_t j = 2; j < n->num_in && status == VNPU_SUCCESS; j++)
+		status = ew(b, n, kop, n->out[0], n->in[j], n->out[0]);
+	if (status == VNPU_SUCCESS && !strcmp(op, "Mean") && n->num_in > 1)
+		status = ew_const(b, n, VNPU_OP_T_DIV, n->out[0], (float)n->num_in, 0, n->out[0]);
+	return status;
+}
+
+/*
+ * ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2: the input transformed into
+ * a scratch tensor (negated, squared, absolute), reduced into the output by
+ * the mapping of ReduceMax or ReduceSum, then transformed back.
+ */
+static int op_reduce_more(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
+	const char *op = n->np->op_type;
+	int min = !strcmp(op, "ReduceMin"), l2 = !strcmp(op, "ReduceL2");
+	int l1 = !strcmp(op, "ReduceL1");
+	int64_t axes[MAX_RANK], sorted[MAX_RANK];
+	struct gtensor *x;
+	size_t count;
+	int given, status, t, x_id = n->in[0];
+
+	if ((status = gop_check_attrs(n, allowed)) ||
+	    (status = gop_need_inputs(n, 1, b->opset >= 18 ? 2 : 1)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_attr_int(n, "noop_with_empty_axes", 0))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'noop_with_empty_axes' not supported");
+	x = gop_in(b, n, 0);
+	status = gop_get_axes(b, n, 18, axes, &count, &given);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!x->rank)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "scalar input");
+	if (!count)
+		for (uint32_t i = 0; i < x->rank; i++)
+			axes[count++] = i;
+	status = gop_norm_axes(n, axes, count, x->rank, sorted);
+	if (status == VNPU_SUCCESS)
+		status = gop_scratch(b, n, gop_in(b, n, 0)->count, &t);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	gb_set_shape(&b->tensors[t], VNPU_DTYPE_FLOAT, x->rank, x->dims);
+	if (min || l1)
+		status = ew_const(b, n, VNPU_OP_T_SUB, x_id, 0.0f, 1, t);
+	if (status == VNPU_SUCCESS && l1)
+		status = ew(b, n, VNPU_OP_T_MAX, x_id, t, t);
+	if (status == VNPU_SUCCESS && !min && !l1)
+		status = ew(b, n, VNPU_OP_T_MUL, x_id, x_id, t);
+	if (status != VNPU_SUCCESS)
+		return status;
+	/* Reduce the scratch tensor: the node's input 0 seen as t. */
+	n->in[0] = t;
+	status = gop_reduce(b, n, min ? VNPU_OP_T_REDUCE_MAX : VNPU_OP_T_REDUCE_SUM, sorted, count,
+			    gop_attr_int(n, "keepdims", 1) != 0);
+	n->in[0] = x_id;
+	if (status == VNPU_SUCCESS && min)
+		status = ew_const(b, n, VNPU_OP_T_SUB, n->out[0], 0.0f, 1, n->out[0]);
+	if (status == VNPU_SUCCESS && l2)
+		status = sqrt_of(b, n, n->out[0], n->out[0]);
+	return status;
+}
+
+/* Horner's rule: C = (((c[0] u + c[1]) u + c[2]) ...) over @count coefficients. */
+static int horner(struct gbuild *b, const struct gnode *n, int u, const float *c, int count, int tc)
+{
+	int status = ew_const(b, n, VNPU_OP_T_MUL, u, c[0], 0, tc);
+
+	for (int i = 1; i < count && status == VNPU_SUCCESS; i++) {
+		status = ew_const(b, n, VNPU_OP_T_ADD, tc, c[i], 0, tc);
+		if (status == VNPU_SUCCESS && i < count - 1)
+			status = ew(b, n, VNPU_OP_T_MUL, tc, u, tc);
+	}
+	return status;
+}
+
+static int op_erf(struct gbuild *b, struct gnode *n)
+{
+	static const float alpha[] = {
+		-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f,
+		-5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+		-1.60960333262415e-02f,
+	};
+	static const float beta[] = {
+		-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+		-7.37332916720468e-03f, -1.42647390514189e-02f,
+	};
+	int x = n->in[0], y = n->out[0], xc, x2, p, status = unary_prologue(b, n, NULL);
+
+	if (status || (status = temp(b, n, &xc)) || (status = temp(b, n, &x2)) ||
+	    (status = temp(b, n, &p)))
+		return status;
+	/* The bound first: a NaN in x compares false and is kept. */
+	if ((status = ew_const(b, n, VNPU_OP_T_MAX, x, -4.0f, 1, xc)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, xc, 4.0f, 1, xc)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, xc, xc, x2)) ||
+	    (status = horner(b, n, x2, alpha, 7, p)) ||
+	    (status = horner(b, n, x2, beta, 5, y)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, p, xc, p)))
+		return status;
+	return ew(b, n, VNPU_OP_T_DIV, p, y, y);
+}
+
+/* @op of A (R x C x D) and a per-C vector B into A in place. */
+static int per_channel(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int ta, int tb,
+		       uint64_t R, uint64_t C, uint64_t D)
+{
+	int64_t shape[3] = { (int64_t)R, (int64_t)C, (int64_t)D };
+	struct tlaunch l;
+
+	gop_tl_init(&l, op, 3, shape);
+	l.sa[0] = C * D, l.sa[1] = D, l.sa[2] = 1;
+	l.sb[0] = 0, l.sb[1] = 1, l.sb[2] = 0;
+	memcpy(l.sc, l.sa, sizeof(l.sc));
+	l.ta = ta;
+	l.tb = tb;
+	l.tc = ta;
+	return gop_tl_emit(b, n, &l);
+}
+
+/*
+ * Y = (X - mean) / sqrt(var + eps) over each of the @R rows of @D elements
+ * of X: the mean by T_REDUCE_MEAN, the variance as the mean of the squared
+ * differences (T_DOT), both into scratch vectors, then BATCHNORM with the
+ * rows as channels (scale 1, bias 0), computed in double.
+ */
+static int normalize_rows(struct gbuild *b, const struct gnode *n, uint64_t R, uint64_t D,
+			  float eps, int mean_out, int inv_out)
+{
+	int64_t shape[2] = { (int64_t)R, (int64_t)D };
+	int mean, var, diff, ones, zeros, one, status;
+	struct tlaunch l;
+
+	if (mean_out >= 0)
+		mean = mean_out;
+	else if ((status = gop_scratch(b, n, R, &mean)))
+		return status;
+	if ((status = gop_scratch(b, n, R, &var)) || (status = gop_scratch(b, n, R * D, &diff)) ||
+	    (status = unit_arrays(b, n, R, &one, &ones, &zeros)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_REDUCE_MEAN, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sc[0] = 1, l.sc[1] = 0;
+	l.axes = 2;
+	l.ta = n->in[0];
+	l.tc = mean;
+	if ((status = gop_tl_emit(b, n, &l)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_SUB, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sb[0] = 1, l.sb[1] = 0, l.sc[0] = D, l.sc[1] = 1;
+	l.ta = n->in[0];
+	l.tb = mean;
+	l.tc = diff;
+	if ((status = gop_tl_emit(b, n, &l)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_DOT, 2, shape);
+	l.sa[0] = D, l.sa[1] = 1, l.sb[0] = D, l.sb[1] = 1, l.sc[0] = 1, l.sc[1] = 0;
+	l.axes = 2;
+	l.ta = diff;
+	l.tb = diff;
+	l.tc = var;
+	if ((status = gop_tl_emit(b, n, &l)))
+		return status;
+	if ((status = ew_const(b, n, VNPU_OP_T_DIV, var, (float)D, 0, var)))
+		return status;
+	{
+		int arrays[4] = { ones, zeros, mean, var }, inv[4] = { ones, zeros, zeros, var };
+
+		status = batchnorm_rows(b, n, R, D, n->in[0], 0, n->out[0], arrays, eps);
+		/* InvStdDev, 1 / sqrt(var + eps): BATCHNORM of a broadcast 1. */
+		if (status == VNPU_SUCCESS && inv_out >= 0)
+			status = batchnorm_rows(b, n, R, 1, one, 1, inv_out, inv, eps);
+	}
+	return status;
+}
+
+static int op_layer_norm(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", "epsilon", "stash_type", NULL };
+	int64_t dims[MAX_RANK];
+	struct gtensor *x;
+	uint32_t rank, axis;
+	int64_t a;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_need_float(b, n, 2)))
+		return status;
+	x = gop_in(b, n, 0);
+	a = gop_attr_int(n, "axis", -1);
+	if (a < -(int64_t)x->rank || a >= (int64_t)x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)a, x->rank);
+	if (gop_attr_int(n, "stash_type", 1) != 1)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'stash_type' = %lld not supported",
+				 (long long)gop_attr_int(n, "stash_type", 1));
+	axis = (uint32_t)(a < 0 ? a + x->rank : a);
+	for (size_t j = 1; j < 3; j++) {
+		if (!gop_in(b, n, j))
+			continue;
+		status = gop_broadcast_shape(n, x, gop_in(b, n, j), &rank, dims);
+		if (status == VNPU_SUCCESS && (rank != x->rank || memcmp(dims, x->dims, rank * 8) ||
+					       gop_in(b, n, j)->rank > x->rank - axis))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "input %zu does not broadcast to the normalized axes", j);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	/* Mean and InvStdDev: the input's shape with 1 on the normalized axes. */
+	memcpy(dims, x->dims, sizeof(dims));
+	for (uint32_t d = axis; d < x->rank; d++)
+		dims[d] = 1;
+	for (size_t o = 1; o < n->num_out && o < 3; o++)
+		if (n->out[o] >= 0 && (status = gop_set_out(b, n, o, x->rank, dims)))
+			return status;
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS)
+		status = normalize_rows(b, n, gop_prod(x->dims, 0, axis),
+					gop_prod(x->dims, axis, x->rank),
+					gop_attr_float(n, "epsilon", 1e-5f),
+					n->num_out > 1 ? n->out[1] : -1, n->num_out > 2 ? n->out[2] : -1);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_MUL, n->out[0], n->in[1], n->out[0]);
+	if (status == VNPU_SUCCESS && gop_in(b, n, 2))
+		status = ew(b, n, VNPU_OP_T_ADD, n->out[0], n->in[2], n->out[0]);
+	return status;
+}
+
+static int op_instance_norm(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "epsilon", NULL };
+	struct gtensor *x;
+	uint64_t N, C, D;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 3, 3)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
+	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	if (x->rank < 3)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 3 expected",
+				 x->rank);
+	for (size_t j = 1; j < 3; j++)
+		if (gop_in(b, n, j)->rank != 1 || gop_in(b, n, j)->dims[0] != x->dims[1])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a vector of %lld",
+					 j, (long long)x->dims[1]);
+	N = (uint64_t)x->dims[0];
+	C = (uint64_t)x->dims[1];
+	D = gop_prod(x->dims, 2, x->rank);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS)
+		status = normalize_rows(b, n, N * C, D, gop_attr_float(n, "epsilon", 1e-5f), -1, -1);
+	if (status == VNPU_SUCCESS)
+		status = per_channel(b, n, VNPU_OP_T_MUL, n->out[0], n->in[1], N, C, D);
+	if (status == VNPU_SUCCESS)
+		status = per_channel(b, n, VNPU_OP_T_ADD, n->out[0], n->in[2], N, C, D);
+	return status;
+}
+
+const struct gop_map gop_math_ops[] = {
+	{ "Clip", op_clip, 6 }, { "Neg", op_neg_abs_recip, 6 }, { "Abs", op_neg_abs_recip, 6 },
+	{ "Reciprocal", op_neg_abs_recip, 6 }, { "Sqrt", op_sqrt, 6 }, { "Pow", op_pow, 7 },
+	{ "LeakyRelu", op_relu_family, 6 }, { "Elu", op_relu_family, 6 },
+	{ "Selu", op_relu_family, 6 }, { "Celu", op_relu_family, 12 }, { "PRelu", op_prelu, 9 },
+	{ "HardSigmoid", op_hard, 6 }, { "HardSwish", op_hard, 14 },
+	{ "Softsign", op_softsign, 1 },
+	{ "Sum", op_variadic, 8 }, { "Mean", op_variadic, 8 }, { "Max", op_variadic, 8 },
+	{ "Min", op_variadic, 8 },
+	{ "ReduceMin", op_reduce_more, 1 }, { "ReduceSumSquare", op_reduce_more, 1 },
+	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
+	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
+	{ "InstanceNormalization", op_instance_norm, 6 },
+	{ NULL, NULL, 0 },
+};

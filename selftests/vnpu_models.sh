@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Description: standard networks exported by PyTorch (build/onnx-torch,
+# tools/onnx/export-torch.py: five torchvision image networks, a
+# transformer encoder with a dynamic batch axis, a GRU and LSTM model) run
+# through vnpu-run and match torch's own outputs within rtol 1e-3, atol
+# 1e-5; each prints its memory report (static and dynamic memory, the
+# arena beside its lower bound).
+# kselftest TAP.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+run=build/bin/vnpu-run
+m=build/onnx-torch
+models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer recurrent"
+n=0 pass=0 fail=0
+out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
+trap 'rm -rf "$out"' EXIT
+
+echo "TAP version 13"
+echo "1..$(echo $models | wc -w)"
+for model in $models; do
+	n=$((n + 1))
+	extra=()
+	# The transformer's batch axis is symbolic: the loader is given its size.
+	[ "$model" = transformer ] && extra=(--batch 2)
+	$run "$m/$model.onnx" --input "$m/$model/test_data_set_0/input_0.pb" \
+		--check-outputs "$m/$model/test_data_set_0/output_0.pb" \
+		--rtol 1e-3 --atol 1e-5 --memory-report "${extra[@]}" >"$out/log" 2>&1
+	rc=$?
+	sed 's/^/# /' "$out/log"
+	if [ $rc = 0 ] && grep -q "matches" "$out/log" && grep -q "^  dynamic:" "$out/log"; then
+		pass=$((pass + 1)); echo "ok $n $model-matches-torch"
+	else
+		fail=$((fail + 1)); echo "not ok $n $model-matches-torch"
+	fi
+done
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+[ $fail = 0 ]
