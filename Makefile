@@ -234,12 +234,21 @@ $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BU
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
-bench-planner: $(BUILD)/bin/vnpu-plan
+bench-planner: $(BUILD)/bin/vnpu-plan $(BUILD)/host/planner_bench
 	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms | cpu ms | nodes |"
 	@for f in $(PLANNER_DATA)/*.csv; do \
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
 	done
+	@$(BUILD)/host/planner_bench $(PLANNER_BENCH_ARGS)
+
+# Generated instances of known optimum (selftests/host/planner_gen.c), per
+# family and size: share at the optimum, worst ratio, time.
+$(BUILD)/host/planner_bench: selftests/host/planner_bench.c selftests/host/planner_gen.c \
+		selftests/host/planner_gen.h $(RT_SO) libruntime/include/vnpu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $(filter %.c,$^) -o $@ -L$(BUILD)/lib -lvnpurt \
+		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # Pool and data cache benchmark in the VM (tools/bench/pool.plan); reports, never asserts.
 $(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/include/vnpu.h
