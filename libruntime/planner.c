@@ -40,11 +40,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "planner_search.h"
 #include "runtime.h"
 
 #define PLAN_DEFAULT_TIME_MS 2000
 /* Largest instance the branch and bound runs on. */
 #define PLAN_SEARCH_MAX 2048
+/* Largest instance the skyline search runs on (it recurses per placement). */
+#define PLAN_SKY_MAX 8192
 /* A plan run that ran out of time (never kept: above any real arena). */
 #define PLAN_ABORTED (UINT64_MAX - 1)
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
@@ -1745,6 +1748,30 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 	return 0;
 }
 
+/*
+ * One run of the skyline search (planner_search.c) for a plan within
+ * @target, kept in @best if found. Returns 1 found, 0 not found in time
+ * or infeasible, -1 out of memory.
+ */
+static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
+		      uint64_t seed, uint64_t *off, struct best *best, uint64_t *nodes)
+{
+	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
+				  p->sec_total };
+	uint64_t arena = 0;
+	int r = sks_run(&pb, target, deadline, seed, off, nodes);
+
+	if (r == SKS_NOMEM)
+		return -1;
+	if (r != SKS_FOUND)
+		return 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (off[i] + p->size[i] > arena)
+			arena = off[i] + p->size[i];
+	keep(best, off, arena, p->n);
+	return 1;
+}
+
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		   const struct vnpu_plan_options *opts,
 		   struct vnpu_plan_stats *stats)
@@ -1815,6 +1842,14 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
+	/* The skyline search first, on a quarter of the budget. */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX) {
+		uint64_t t = cpu_ns();
+
+		if (sky_search(&p, target, t + (deadline - t) / 4, opts->seed, off, &best,
+			       &nodes) < 0)
+			goto out;
+	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/*
@@ -1848,6 +1883,25 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		} else if (improve_large(&p, &sky, keys, order, off, &best, target,
 					 deadline, opts->seed, classic, &nodes)) {
 			goto out;
+		}
+	}
+	/*
+	 * Anytime: while budget is left and the plan is above the lower
+	 * bound (a capacity may leave room), bisect towards it with the
+	 * skyline search.
+	 */
+	if (opts->strategy == VNPU_PLAN_BEST && n <= PLAN_SKY_MAX) {
+		uint64_t lo = p.lower_bound;
+
+		for (uint64_t t = cpu_ns(); lo < best.arena && t < deadline; t = cpu_ns()) {
+			uint64_t mid = lo + (best.arena - lo) / 2;
+			int r = sky_search(&p, mid, t + (deadline - t) / 2, opts->seed, off, &best,
+					   &nodes);
+
+			if (r < 0)
+				goto out;
+			if (!r)
+				lo = mid + 1;
 		}
 	}
 	stats->search_nodes = nodes;

@@ -54,6 +54,14 @@ static int emit(const char *fam, const char *ns, const char *seeds)
 	for (size_t i = 0; i < count; i++)
 		printf("%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", i, b[i].first, b[i].last,
 		       b[i].size);
+	if (getenv("PGEN_WITNESS")) {
+		FILE *w = fopen(getenv("PGEN_WITNESS"), "w");
+
+		for (size_t i = 0; w && i < count; i++)
+			fprintf(w, "%" PRIu64 "\n", b[i].offset);
+		if (w)
+			fclose(w);
+	}
 	fprintf(stderr, "%s: %zu buffers, %s %" PRIu64 "\n", fam, count,
 		pgen_known_optimum((unsigned int)f) ? "optimum" : "lower bound", opt);
 	free(b);

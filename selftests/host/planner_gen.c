@@ -58,7 +58,8 @@ static struct vnpu_plan_buffer *to_buffers(const struct rect *r, size_t n)
 
 	for (size_t i = 0; b && i < n; i++)
 		b[i] = (struct vnpu_plan_buffer){ .size = (r[i].y1 - r[i].y0) * UNIT,
-						  .first = r[i].t0, .last = r[i].t1 };
+						  .first = r[i].t0, .last = r[i].t1,
+						  .offset = r[i].y0 * UNIT };
 	return b;
 }
 
