@@ -322,7 +322,8 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c libruntime/status.c \
-		libruntime/include/vnpu.h $(KSFT_HEADERS)
+		libruntime/planner_search.c libruntime/planner_search.h selftests/host/planner_gen.c \
+		selftests/host/planner_gen.h libruntime/include/vnpu.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
