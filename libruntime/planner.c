@@ -1842,11 +1842,11 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
-	/* The skyline search first, on a quarter of the budget. */
+	/* The skyline search first, on half of the budget. */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX) {
 		uint64_t t = cpu_ns();
 
-		if (sky_search(&p, target, t + (deadline - t) / 4, opts->seed, off, &best,
+		if (sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
 			       &nodes) < 0)
 			goto out;
 	}

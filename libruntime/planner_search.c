@@ -5,10 +5,17 @@
  * Skyline search: an exact depth-first search for a plan within a target
  * arena, over bottom-left canonical plans.
  *
- * The skyline is the height reached in every time section. A step takes
- * the lowest run of the skyline (the leftmost of equal ones: sections
- * [a, b) at height h, higher neighbours L and R or the ends of the
- * problem) and decides what covers its bottom-left point (a, h):
+ * The skyline is the height reached in every time section; placed
+ * buffers always rest on it, so each section's placed buffers form a
+ * stack. Fail first: where a valley of the skyline (a run of sections
+ * whose neighbours are higher, or the ends of the block) has a corner
+ * section without slack (height plus the sizes still to place there equal
+ * to the target), the corner cell must be covered by a buffer inside the
+ * valley resting on its floor; the search branches on the corner with the
+ * fewest such buffers (none fails the node, one is forced). Otherwise it
+ * takes the lowest run (the leftmost of equal ones: sections [a, b) at
+ * height h, higher neighbours L and R) and decides what covers its
+ * bottom-left cell (a, h):
  *
  *  1. an unplaced buffer that starts at a and ends by b, placed at h;
  *  2. or nothing: then the lowest buffer at h in the run starts at some
@@ -17,22 +24,30 @@
  *  3. or nothing at h in the whole run: the run rises to min(L, R).
  *
  * Any plan can be pushed down until every buffer rests on another or on
- * 0; such a plan is reached by exactly one sequence of these choices, so
- * the search is complete and visits each plan once (up to equal buffers,
- * of which one only is tried). Pruning is section inference: in every
- * section the height plus the sizes still to place there must stay within
- * the target, so a choice that wastes space fails as soon as the section's
- * slack is gone; on a perfect packing (zero slack) only choice 1 is ever
- * open. When no unplaced buffer crosses a time boundary, the two sides
- * are independent problems (MiniMalloc's dynamic decomposition, Moffitt,
- * ASPLOS 2024): they are solved one after the other, and the failure of
- * one fails the placement that split them without trying other plans of
- * the other.
+ * 0; such a plan is reached by these choices (a corner's cell is covered
+ * by exactly one buffer, the three lowest-run cases are disjoint), so the
+ * search is complete; of equal buffers only one is tried. Pruning is
+ * section inference: in every section the height plus the sizes still to
+ * place there must stay within the target, so a choice that wastes space
+ * fails as soon as the section's slack is gone (on a perfect packing only
+ * zero-waste moves are ever open); after a placement, the runs beside it
+ * must still be coverable (a run with a higher left neighbour and no
+ * slack needs an unplaced buffer starting at its first section and
+ * ending before the skyline rises above it, the mirror on the right) and
+ * a valley up to SK_FILL_MAX sections wide must be fillable up to its
+ * lower rim by the buffers inside it within each section's slack. When no
+ * unplaced buffer crosses a time boundary, the two sides are independent
+ * problems (MiniMalloc's dynamic decomposition, Moffitt, ASPLOS 2024):
+ * they are solved one after the other, and the failure of one fails the
+ * placement that split them without trying other plans of the other.
  *
- * Candidates are tried best-fitting first (ending at the run's end, top
- * level with a neighbour, larger area); runs restart with a random
- * perturbation of that order and Luby-growing node limits, so a heavy
- * tail on one order does not use up the budget.
+ * Candidates are tried best first: continuing the top (then the bottom)
+ * edge of the placed buffers beside them, as cut lines run through a
+ * packing; then a top level with the run's neighbour; then spanning the
+ * whole run; then larger area. Runs restart with a random perturbation of
+ * that order, under Luby-growing limits on failed nodes (16 x 1, 1, 2,
+ * 1, 1, 2, 4, ...), so a heavy tail on one order does not use up the
+ * budget.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +81,7 @@ struct sks {
 	uint32_t *st_start, *st;	/* buffers by first section */
 	uint32_t *en_start, *en;	/* buffers by end section */
 	uint64_t *inner;		/* scratch: valley fill per section */
-	uint64_t *startsum, *endsum;	/* unplaced sizes starting / ending at s */
+	uint32_t *col_start, *col_n, *col;	/* placed buffers of each section, bottom up */
 	uint8_t *placed;
 	uint64_t *off;
 	struct sk_trail *tr;
@@ -75,7 +90,7 @@ struct sks {
 	size_t cand_n, cand_cap;
 	uint32_t *cut;			/* new cut points of the placements */
 	size_t cut_n, cut_cap;
-	uint64_t nodes, nodes_left, deadline, rng;
+	uint64_t nodes, fails_left, deadline, rng;
 	int noise;
 };
 
@@ -204,11 +219,10 @@ static int sk_place(struct sks *k, uint32_t u, uint64_t off)
 		return -1;
 	k->placed[u] = 1;
 	k->off[u] = off;
-	k->startsum[pb->t0[u]] -= pb->size[u];
-	k->endsum[pb->t1[u]] -= pb->size[u];
 	sk_fen_add(k, pb->t0[u], -1);
 	for (uint32_t s = pb->t0[u]; s < pb->t1[u]; s++) {
 		k->rem[s] -= pb->size[u];
+		k->col[k->col_start[s] + k->col_n[s]++] = u;
 		if (sk_raise(k, s, top))
 			return -1;
 	}
@@ -233,11 +247,11 @@ static void sk_undo(struct sks *k, size_t mark)
 			continue;
 		}
 		k->placed[e.idx] = 0;
-		k->startsum[pb->t0[e.idx]] += pb->size[e.idx];
-		k->endsum[pb->t1[e.idx]] += pb->size[e.idx];
 		sk_fen_add(k, pb->t0[e.idx], 1);
-		for (uint32_t s = pb->t0[e.idx]; s < pb->t1[e.idx]; s++)
+		for (uint32_t s = pb->t0[e.idx]; s < pb->t1[e.idx]; s++) {
 			k->rem[s] += pb->size[e.idx];
+			k->col_n[s]--;
+		}
 		for (uint32_t s = pb->t0[e.idx]; s + 1 < pb->t1[e.idx]; s++)
 			k->cuts[s]++;
 	}
@@ -258,9 +272,9 @@ static int sk_waste(struct sks *k, uint32_t a, uint32_t b, uint64_t v)
 /* --- search ---------------------------------------------------------------------- */
 
 static int sk_solve(struct sks *k, uint32_t lo, uint32_t hi);
+static int sk_node(struct sks *k, uint32_t lo, uint32_t hi);
 static int sk_check_around(struct sks *k, uint32_t lo, uint32_t hi, uint32_t x, uint32_t y);
 static int sk_check_run(struct sks *k, uint32_t lo, uint32_t hi, uint32_t s);
-static int sk_sides_ok(const struct sks *k, uint32_t lo, uint32_t hi, uint32_t u);
 
 /* After a placement: solves the range, split at the new cut points. */
 static int sk_after_place(struct sks *k, size_t cut0, uint32_t lo, uint32_t hi)
@@ -298,22 +312,48 @@ static int cmp_cand(const void *pa, const void *pb)
 
 /*
  * Pushes candidate @u for a cell at height @h of the run [c, d) between
- * neighbours @left and @right, unless it does not fit under the target.
- * Preference: spanning the whole run, then a top level with the
- * neighbour it touches, then touching an end of the run; then area.
+ * neighbours @left and @right, unless it does not fit under the target,
+ * with its preference keys (see the top of the file).
  */
+/*
+ * How the placed buffer covering cell (@s, @g) lines up with a buffer
+ * from @g to @top: 2 for the same top, plus 1 for the same bottom.
+ */
+static int sk_edge_at(const struct sks *k, uint32_t s, uint64_t g, uint64_t top)
+{
+	const uint32_t *c = k->col + k->col_start[s];
+	uint32_t lo = 0, hi = k->col_n[s];
+
+	/* The column is sorted by offset: the last one starting at or below g. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (k->off[c[mid]] <= g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || k->off[c[lo - 1]] + k->pb->size[c[lo - 1]] <= g)
+		return 0;
+	return 2 * (k->off[c[lo - 1]] + k->pb->size[c[lo - 1]] == top) +
+	       (k->off[c[lo - 1]] == g);
+}
+
 static int sk_add_cand(struct sks *k, uint32_t u, uint64_t h, uint32_t c, uint32_t d,
 		       uint64_t left, uint64_t right)
 {
 	const struct sks_problem *pb = k->pb;
-	uint64_t top = sk_align(h, pb->align[u]) + pb->size[u], area, fit;
+	uint64_t off = sk_align(h, pb->align[u]), top = off + pb->size[u], area, fit, edge;
 	int at_c = pb->t0[u] == c, at_d = pb->t1[u] == d;
 
 	if (k->placed[u] || top > k->target)
 		return 0;
-	fit = (uint64_t)(at_c && at_d) << 2 |
-	      (uint64_t)((at_c && top == left) || (at_d && top == right)) << 1 |
-	      (uint64_t)(at_c || at_d);
+	/* Continuing the top edge of the buffers beside it (a cut line). */
+	edge = (uint64_t)(pb->t0[u] > 0 ? sk_edge_at(k, pb->t0[u] - 1, off, top) : 0) +
+	       (uint64_t)(pb->t1[u] < pb->nsec ? sk_edge_at(k, pb->t1[u], off, top) : 0);
+	fit = edge << 3 |
+	      ((uint64_t)(at_c && top == left) + (uint64_t)(at_d && top == right)) << 1 |
+	      (uint64_t)(at_c && at_d);
 	area = pb->size[u] * (uint64_t)(pb->t1[u] - pb->t0[u]);
 	if (k->noise) {
 		uint64_t r = sk_rand(&k->rng);
@@ -375,7 +415,7 @@ static int sk_branch(struct sks *k, size_t base, uint32_t lo, uint32_t hi, uint3
 		if (ok > 0)
 			ok = sk_place(k, u, off) ? -1 : 1;
 		if (ok > 0)
-			ok = sk_sides_ok(k, lo, hi, u) && sk_check_around(k, lo, hi, pb->t0[u], pb->t1[u]);
+			ok = sk_check_around(k, lo, hi, pb->t0[u], pb->t1[u]);
 		if (ok > 0 && waste && a < pb->t0[u])
 			ok = sk_check_run(k, lo, hi, a);
 		if (ok < 0)
@@ -487,31 +527,6 @@ static int sk_check_run(struct sks *k, uint32_t lo, uint32_t hi, uint32_t s)
 }
 
 /* Checks the runs a change of sections [x, y) touched. */
-/*
- * Buffer @u was just placed over [x, y) from g to T. Where a neighbouring
- * section has no slack and is lower than T, the cells beside u up to T
- * can only be covered by buffers that start at y (right) or end at x
- * (left): those still unplaced must add up to that height.
- */
-static int sk_sides_ok(const struct sks *k, uint32_t lo, uint32_t hi, uint32_t u)
-{
-	const struct sks_problem *pb = k->pb;
-	uint32_t x = pb->t0[u], y = pb->t1[u];
-	uint64_t g = k->off[u], top = g + pb->size[u], base;
-
-	if (y < hi && k->h[y] < top && !sk_slack(k, y)) {
-		base = k->h[y] > g ? k->h[y] : g;
-		if (k->startsum[y] < top - base)
-			return 0;
-	}
-	if (x > lo && k->h[x - 1] < top && !sk_slack(k, x - 1)) {
-		base = k->h[x - 1] > g ? k->h[x - 1] : g;
-		if (k->endsum[x] < top - base)
-			return 0;
-	}
-	return 1;
-}
-
 static int sk_check_around(struct sks *k, uint32_t lo, uint32_t hi, uint32_t x, uint32_t y)
 {
 	if (x > lo && !sk_check_run(k, lo, hi, x - 1))
@@ -603,7 +618,7 @@ static int sk_branch_corner(struct sks *k, const struct sk_corner *v, uint32_t l
 	return sk_branch(k, base, lo, hi, v->c, v->g, v->left_h, 0);
 }
 
-static int sk_solve(struct sks *k, uint32_t lo, uint32_t hi)
+static int sk_node(struct sks *k, uint32_t lo, uint32_t hi)
 {
 	struct sk_corner corner;
 	uint32_t a, b;
@@ -613,9 +628,8 @@ static int sk_solve(struct sks *k, uint32_t lo, uint32_t hi)
 
 	if (sk_fen_sum(k, hi) == sk_fen_sum(k, lo))
 		return R_FOUND;
-	if (!k->nodes_left)
+	if (!k->fails_left)
 		return R_LIMIT;
-	k->nodes_left--;
 	if (!(++k->nodes & 1023) && sk_cpu_ns() > k->deadline)
 		return R_TIMEOUT;
 	if (!sk_pick_corner(k, lo, hi, &corner))
@@ -662,6 +676,16 @@ static int sk_solve(struct sks *k, uint32_t lo, uint32_t hi)
 	return r;
 }
 
+/* A node; its failures count against the restart's limit. */
+static int sk_solve(struct sks *k, uint32_t lo, uint32_t hi)
+{
+	int r = sk_node(k, lo, hi);
+
+	if (r == R_NONE && k->fails_left)
+		k->fails_left--;
+	return r;
+}
+
 /* --- setup and restarts ---------------------------------------------------------- */
 
 static void sks_free(struct sks *k)
@@ -677,8 +701,9 @@ static void sks_free(struct sks *k)
 	free(k->en_start);
 	free(k->en);
 	free(k->inner);
-	free(k->startsum);
-	free(k->endsum);
+	free(k->col_start);
+	free(k->col_n);
+	free(k->col);
 	free(k->placed);
 	free(k->tr);
 	free(k->cand);
@@ -727,13 +752,32 @@ static int sks_init(struct sks *k, const struct sks_problem *pb, uint64_t target
 	k->en_start = calloc(ns + 2, sizeof(*k->en_start));
 	k->en = malloc((pb->n + 1) * sizeof(*k->en));
 	k->inner = calloc(ns + 1, sizeof(*k->inner));
-	k->startsum = calloc(ns + 1, sizeof(*k->startsum));
-	k->endsum = calloc(ns + 1, sizeof(*k->endsum));
-	if (!k->startsum || !k->endsum)
-		return -1;
 	if (!k->h || !k->rem || !k->th || !k->ti || !k->cuts || !k->fen || !k->st_start ||
 	    !k->st || !k->placed || !k->en_start || !k->en || !k->inner)
 		return -1;
+	k->col_start = calloc(ns + 1, sizeof(*k->col_start));
+	k->col_n = calloc(ns + 1, sizeof(*k->col_n));
+	if (!k->col_start || !k->col_n)
+		return -1;
+	/* Columns: as many cells as buffers live in the section. */
+	for (size_t i = 0; i < pb->n; i++) {
+		k->col_n[pb->t0[i]]++;
+		if (pb->t1[i] < ns)
+			k->col_n[pb->t1[i]]--;
+	}
+	{
+		size_t cells = 0;
+		uint32_t live = 0;
+
+		for (uint32_t s = 0; s < ns; s++) {
+			live += k->col_n[s];
+			k->col_start[s] = (uint32_t)cells;
+			cells += live;
+		}
+		k->col = malloc((cells + 1) * sizeof(*k->col));
+		if (!k->col)
+			return -1;
+	}
 	if (sk_index(pb->t0, pb->n, ns + 1, k->st_start, k->st) ||
 	    sk_index(pb->t1, pb->n, ns + 1, k->en_start, k->en))
 		return -1;
@@ -753,11 +797,8 @@ static void sks_reset(struct sks *k)
 		k->h[s] = 0;
 		k->rem[s] = pb->sec_total[s];
 	}
-	memset(k->startsum, 0, (pb->nsec + 1) * sizeof(*k->startsum));
-	memset(k->endsum, 0, (pb->nsec + 1) * sizeof(*k->endsum));
+	memset(k->col_n, 0, (pb->nsec + 1) * sizeof(*k->col_n));
 	for (size_t i = 0; i < pb->n; i++) {
-		k->startsum[pb->t0[i]] += pb->size[i];
-		k->endsum[pb->t1[i]] += pb->size[i];
 		sk_fen_add(k, pb->t0[i], 1);
 		for (uint32_t s = pb->t0[i]; s + 1 < pb->t1[i]; s++)
 			k->cuts[s]++;
@@ -814,7 +855,7 @@ int sks_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	for (uint64_t run = 1; r == R_LIMIT; run++) {
 		sks_reset(&k);
 		k.noise = run > 1;
-		k.nodes_left = luby(run) * (pb->n / 4 + 16);
+		k.fails_left = luby(run) * 16;
 		r = sks_solve_all(&k);
 	}
 	if (r == R_FOUND)
