@@ -102,10 +102,11 @@ static struct rect *guillotine(uint64_t *s, size_t n, uint64_t cap, size_t *coun
  * of equal height) until the skyline reaches the capacity everywhere.
  * Each rectangle lies inside its run, on top of it: no waste.
  */
-static struct rect *tiling(uint64_t *s, size_t n, uint64_t cap, size_t *count)
+static struct rect *tiling_once(uint64_t *s, size_t n, uint64_t cap, size_t *count,
+				unsigned int grow)
 {
 	uint64_t depth = uni(s, 3, 12), horizon = n < 8 ? 8 : n;
-	uint64_t avg_w = horizon * depth / (n ? n : 1), avg_h = cap / depth;
+	uint64_t avg_w = horizon * depth / (n ? n : 1) * grow / 16, avg_h = cap / depth;
 	uint64_t *sky = calloc(horizon, sizeof(*sky));
 	size_t k = 0, rcap = 2 * n + 16, open = horizon;
 	struct rect *r = calloc(rcap, sizeof(*r));
@@ -154,6 +155,28 @@ fail:
 	free(sky);
 	free(r);
 	return NULL;
+}
+
+/*
+ * Rectangles clipped by their runs and the capacity come out smaller than
+ * drawn: wider ones are drawn (the same random stream each time) until
+ * the count is within 10% of @n.
+ */
+static struct rect *tiling(uint64_t *s, size_t n, uint64_t cap, size_t *count)
+{
+	unsigned int grow = 16;
+	struct rect *r = NULL;
+
+	for (int round = 0; round < 12; round++) {
+		uint64_t copy = *s;
+
+		free(r);
+		r = tiling_once(&copy, n, cap, count, grow);
+		if (!r || 10 * *count <= 11 * n || *count < 8)
+			break;
+		grow = grow * 3 / 2;
+	}
+	return r;
 }
 
 /*

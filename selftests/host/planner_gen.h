@@ -50,7 +50,7 @@ int pgen_known_optimum(unsigned int family);
 /**
  * pgen_generate() - make an instance of about @n buffers
  * @family: an enum pgen_family
- * @n: number of buffers wanted (tiling ends within a few percent of it)
+ * @n: number of buffers wanted (tilings end up to 15% below it)
  * @seed: any value; the same seed gives the same instance
  * @count: out, number of buffers
  * @optimum: out, the optimum when known, else the lower bound
