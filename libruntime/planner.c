@@ -35,6 +35,7 @@
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1926,6 +1927,51 @@ out:
 	return status;
 }
 
+/*
+ * The searches recurse once per placement (a few hundred bytes of stack
+ * each): large instances plan on a thread whose stack holds that, so a
+ * caller on a small thread stack is safe. The CPU-time budget is the
+ * planning thread's either way.
+ */
+#define PLAN_THREAD_MIN 1024
+#define PLAN_THREAD_STACK (64u << 20)
+
+struct compute_call {
+	struct vnpu_plan_buffer *bufs;
+	size_t n;
+	const struct vnpu_plan_options *opts;
+	struct vnpu_plan_stats *stats;
+	int status;
+};
+
+static void *compute_thread(void *arg)
+{
+	struct compute_call *c = arg;
+
+	c->status = compute(c->bufs, c->n, c->opts, c->stats);
+	return NULL;
+}
+
+static int compute_on_big_stack(struct vnpu_plan_buffer *bufs, size_t n,
+				const struct vnpu_plan_options *opts,
+				struct vnpu_plan_stats *stats)
+{
+	struct compute_call c = { bufs, n, opts, stats, VNPU_SUCCESS };
+	pthread_attr_t attr;
+	pthread_t th;
+	int started;
+
+	if (n < PLAN_THREAD_MIN || pthread_attr_init(&attr))
+		return compute(bufs, n, opts, stats);
+	started = !pthread_attr_setstacksize(&attr, PLAN_THREAD_STACK) &&
+		  !pthread_create(&th, &attr, compute_thread, &c);
+	pthread_attr_destroy(&attr);
+	if (!started)
+		return compute(bufs, n, opts, stats);
+	pthread_join(th, NULL);
+	return c.status;
+}
+
 int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		      const struct vnpu_plan_options *opts,
 		      struct vnpu_plan_stats *stats)
@@ -1948,7 +1994,7 @@ int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
 	if (count)
 		memcpy(work, bufs, count * sizeof(*work));
-	status = compute(work, count, opts, stats);
+	status = compute_on_big_stack(work, count, opts, stats);
 	if (status == VNPU_SUCCESS)
 		for (size_t i = 0; i < count; i++)
 			bufs[i].offset = work[i].offset;

@@ -8,6 +8,7 @@
  * independent checker, randomized instances checked by the verifier, and
  * rejection of bad input.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +443,45 @@ TEST(generated_instances_plan_validly)
 						      seed == 2 ? 1024 : 0));
 			EXPECT_GE(1.5, plan_generated(_metadata, f, 2500, seed, 150, 0));
 		}
+}
+
+struct small_stack_call {
+	struct vnpu_plan_buffer *b;
+	size_t n;
+	int status;
+};
+
+static void *plan_on_small_stack(void *arg)
+{
+	struct small_stack_call *c = arg;
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = 200 };
+
+	c->status = vnpu_plan_compute(c->b, c->n, &o, NULL);
+	return NULL;
+}
+
+TEST(large_plan_from_a_small_thread_stack)
+{
+	/*
+	 * The searches recurse once per placement; a caller on a 256 KiB
+	 * thread stack must still get a plan (the planner moves large
+	 * instances to a thread of its own).
+	 */
+	struct small_stack_call c = { 0 };
+	pthread_attr_t attr;
+	pthread_t th;
+	uint64_t opt;
+
+	c.b = pgen_generate(PGEN_RANDOM, 6000, 7, &c.n, &opt);
+	ASSERT_NE(NULL, c.b);
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 256 << 10));
+	ASSERT_EQ(0, pthread_create(&th, &attr, plan_on_small_stack, &c));
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&attr);
+	EXPECT_EQ(VNPU_SUCCESS, c.status);
+	EXPECT_EQ(0, pgen_check(c.b, c.n, NULL));
+	free(c.b);
 }
 
 TEST(verifier_catches_overlap_and_misalignment)
