@@ -1850,7 +1850,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
 	/* The skyline search first, on half of the budget. */
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX) {
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX) {
 		uint64_t t = cpu_ns();
 
 		if (sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
@@ -1869,9 +1869,13 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 			if (r == 1)
 				keep(&best, off, plan_arena(&p, off), n);
-		} else if (improve_large(&p, &sky, keys, order, off, &best, target,
-					 deadline, opts->seed, classic, &nodes)) {
-			goto out;
+		} else {
+			/* Half of the budget, the rest to the skyline search's bisection. */
+			uint64_t t = cpu_ns(), dl = n <= PLAN_SKY_MAX ? t + (deadline - t) / 2 : deadline;
+
+			if (improve_large(&p, &sky, keys, order, off, &best, target, dl,
+					  opts->seed, classic, &nodes))
+				goto out;
 		}
 	}
 	/*
