@@ -7,7 +7,8 @@
 #   make demo      install missing dependencies, serve ONNX models on two
 #                  devices in the VM (tools/demo.plan)
 #   make troubleshooting-capture  run the leak hunt of the troubleshooting guide in the VM
-#   make lint      checkpatch --strict and a W=1 build of the module
+#   make lint      checkpatch --strict and a W=1 build of the module; the
+#                  runtime's layers (tools/layer-check.sh)
 #   make fuzz      a long ioctl fuzz run in the VM (DURATION=seconds, SEED=n)
 #   make install   install module, udev rule, runtime, tools and man pages
 #                  (DESTDIR, PREFIX, LIBDIR, ...; see Documentation/install.rst)
@@ -53,16 +54,21 @@ KSFT_DIR := $(BUILD)/linux/tools/testing/selftests
 KSFT_HEADERS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
 CHECKPATCH := $(BUILD)/linux/scripts/checkpatch.pl
 
-RT_SRCS := $(wildcard libruntime/*.c)
+# The runtime's layers (Documentation/architecture.rst): core/, mm/, graph/,
+# multi/, and init.c above them all.
+RT_SRCS := $(wildcard libruntime/*.c libruntime/*/*.c)
 # ONNX models are parsed by protobuf-c code generated from Debian's
 # onnx.proto (libonnx-dev) at build time; none of it is committed.
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 ONNX_GEN := $(BUILD)/gen/onnx/onnx.pb-c.c $(BUILD)/gen/onnx/onnx.pb-c.h
 RT_OBJS := $(RT_SRCS:libruntime/%.c=$(BUILD)/obj/libruntime/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
+# The public headers: vnpu.h and the per-area headers it includes.
+RT_HEADERS := libruntime/include/vnpu.h $(wildcard libruntime/include/vnpu/*.h)
 RT_SONAME := libvnpurt.so.1
 RT_SO := $(BUILD)/lib/$(RT_SONAME)
 RT_A := $(BUILD)/lib/libvnpurt.a
-RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include -I$(BUILD)/gen
+RT_CFLAGS := $(USER_CFLAGS) -fPIC -fvisibility=default -Ilibruntime/include -Ilibruntime \
+	-I$(BUILD)/gen
 # Only the symbols of the version script are exported (tools/abi-check.sh).
 RT_MAP := libruntime/libvnpurt.map
 RT_LDFLAGS := -Wl,--version-script=$(RT_MAP) -Wl,-z,defs $(LDFLAGS)
@@ -97,12 +103,16 @@ HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/status_test
 HOST_TESTS += $(BUILD)/host/lease_proto_test
+# The runtime's layers: tools/layer-check.sh on the tree and on broken copies.
+HOST_TESTS += $(BUILD)/host/layer-check
 # ABI list, man pages, uAPI in C/C++, DESTDIR install and an example built
 # against it (selftests/packaging/host-checks.sh).
 HOST_TESTS += $(BUILD)/host/packaging-checks
 # As root: DKMS build, Debian packages built, installed, used in the VM and
 # purged (selftests/packaging/system-checks.sh; skips itself otherwise).
 HOST_TESTS += $(BUILD)/host/packaging-system
+# The VM runner with a fake QEMU: KVM probe, fallback, stall and oops verdicts.
+HOST_TESTS += $(BUILD)/host/run-vm-test
 
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
@@ -171,7 +181,7 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*.h libruntime/include/*.h) \
+$(BUILD)/obj/libruntime/%.o: libruntime/%.c $(wildcard libruntime/*/*.h) $(RT_HEADERS) \
 		uapi/drm/vnpu_accel.h $(ONNX_GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
@@ -190,12 +200,12 @@ $(RT_A): $(RT_OBJS)
 
 tools: $(TOOLS)
 
-$(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-smi: tools/smi/vnpu-smi.c tools/common/attr.h $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
-$(BUILD)/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -204,14 +214,14 @@ $(BUILD)/bin/vnpu-trace: tools/trace/vnpu-trace.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
 
-$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lm -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # The demo's inference service and the ONNX benchmarks (tools/demo/vnpu-serve.c).
 $(BUILD)/bin/vnpu-serve: tools/demo/vnpu-serve.c tools/run/tensor_compare.h $(RT_SO) \
-		libruntime/include/vnpu.h
+		$(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include -Itools/run $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
@@ -224,13 +234,13 @@ bench-onnx: deps
 	@tools/vm/run-vm.sh --plan tools/bench/onnx.plan --out $(BUILD)/bench-onnx
 
 # The device pool daemon and its CLI share the protocol code with the runtime.
-LEASE_PROTO := libruntime/lease_proto.c libruntime/lease_proto.h
+LEASE_PROTO := libruntime/multi/lease_proto.c libruntime/multi/lease_proto.h
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold: tools/pool/vnpu-poold.c $(LEASE_PROTO) \
-		uapi/drm/vnpu_accel.h
+		tools/common/attr.h uapi/drm/vnpu_accel.h
 $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool: tools/pool/vnpu-pool.c $(LEASE_PROTO)
 $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BUILD)/inst/bin/vnpu-pool:
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@ $(LDFLAGS)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/multi $(filter %.c,$^) -o $@ $(LDFLAGS)
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
@@ -247,13 +257,13 @@ bench-planner: $(BUILD)/bin/vnpu-plan $(BUILD)/host/planner_bench
 # seeds, 200 to 6,000 buffers, every family) takes about half an hour of
 # CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
 $(BUILD)/host/planner_bench: selftests/host/planner_bench.c selftests/host/planner_gen.c \
-		selftests/host/planner_gen.h $(RT_SO) libruntime/include/vnpu.h
+		selftests/host/planner_gen.h $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $(filter %.c,$^) -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # Pool and data cache benchmark in the VM (tools/bench/pool.plan); reports, never asserts.
-$(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -265,7 +275,7 @@ bench-pool: $(BUILD)/bin/vnpu-bench-pool module
 # (tools/bench/lease.plan); figures in build/bench-lease/bench-lease/bench.log.
 $(BUILD)/bin/vnpu-bench-lease: tools/bench/vnpu-bench-lease.c $(LEASE_PROTO)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilibruntime $(filter %.c,$^) -o $@
+	$(CC) $(USER_CFLAGS) -Ilibruntime/multi $(filter %.c,$^) -o $@
 
 bench-lease: $(BUILD)/bin/vnpu-bench-lease $(BUILD)/bin/vnpu-poold module
 	tools/vm/run-vm.sh --plan tools/bench/lease.plan --out $(BUILD)/bench-lease
@@ -290,50 +300,52 @@ $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/
 selftests: $(VM_TESTS) $(RT_TESTS) $(EXAMPLES) $(ONNX_MODELS)
 
 # The examples build like any application of the runtime would.
-$(EXAMPLES): $(BUILD)/examples/%: examples/%.c libruntime/include/vnpu.h $(RT_SO)
+$(EXAMPLES): $(BUILD)/examples/%: examples/%.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -lpthread \
 		-Wl,-rpath,'$$ORIGIN/../lib'
 
 $(RT_TESTS): $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		tools/common/attr.h \
 		uapi/drm/vnpu_accel.h \
-		libruntime/include/vnpu.h tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
+		$(RT_HEADERS) tools/run/tensor_compare.h $(RT_SO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) -Ilibruntime/include $< -o $@ \
 		-L$(BUILD)/lib -lvnpurt -lm -lpthread -Wl,-rpath,'$$ORIGIN/../lib'
 
 $(BUILD)/selftests/%: selftests/%.c selftests/vnpu_utils.h selftests/vnpu_exec_utils.h \
+		selftests/vnpu_cmd_fixture.h tools/common/attr.h \
 		uapi/drm/vnpu_accel.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -I$(KSFT_DIR) $< -o $@ -lm -lpthread
 
 hosttests: $(HOST_TESTS)
 
-$(BUILD)/host/status_test: selftests/host/status_test.c libruntime/status.c \
-		libruntime/include/vnpu.h $(KSFT_HEADERS)
+$(BUILD)/host/status_test: selftests/host/status_test.c libruntime/core/status.c \
+		$(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include $(filter %.c,$^) -o $@
 
 $(BUILD)/host/lease_proto_test: selftests/host/lease_proto_test.c $(LEASE_PROTO) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime $(filter %.c,$^) -o $@
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/multi $(filter %.c,$^) -o $@
 
 $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
-$(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/planner.c libruntime/status.c \
-		libruntime/planner_search.c libruntime/planner_search.h selftests/host/planner_gen.c \
-		selftests/host/planner_gen.h libruntime/include/vnpu.h $(KSFT_HEADERS)
+$(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
+		libruntime/mm/planner_search.c libruntime/mm/planner_search.h selftests/host/planner_gen.c \
+		selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
 
-$(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/pool_core.c \
-		libruntime/pool_core.h libruntime/include/vnpu.h $(KSFT_HEADERS)
+$(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/mm/pool_core.c \
+		libruntime/mm/pool_core.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/mm \
 		$(filter %.c,$^) -o $@
 
 check: deps
@@ -349,7 +361,7 @@ debug-kernel: deps
 check-debug: deps
 	@tools/debug-kernel/check.sh
 
-$(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c libruntime/include/vnpu.h $(RT_SO)
+$(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt -ldrm \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -363,7 +375,7 @@ $(BUILD)/bench/vnpu-bench-mem: tools/bench/vnpu-bench-mem.c selftests/vnpu_utils
 bench-mem: all $(BUILD)/bench/vnpu-bench-mem
 	@tools/vm/run-vm.sh --plan tools/bench/bench.plan --out $(BUILD)/bench-mem
 
-$(BUILD)/bench/vnpu-bench-topo: tools/bench/vnpu-bench-topo.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/bench/vnpu-bench-topo: tools/bench/vnpu-bench-topo.c $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ -L$(BUILD)/lib -lvnpurt \
 		-Wl,-rpath,'$$ORIGIN/../lib'
@@ -380,7 +392,7 @@ bench-runtime: all $(BUILD)/bench/vnpu-bench-runtime
 # The full stress counts; results and timings in build/stress.
 stress: deps
 	@$(MAKE) --no-print-directory all
-	@VNPU_TEST_TIMEOUT=3000 tools/vm/run-vm.sh --timeout 7200 --plan selftests/stress.plan --out $(BUILD)/stress
+	@VNPU_TEST_TIMEOUT=3000 tools/vm/run-vm.sh --plan selftests/stress.plan --out $(BUILD)/stress
 
 # A long ioctl fuzz run in the VM: make fuzz DURATION=600 [SEED=n]
 # (seconds; results in build/fuzz). make check runs 20 s of it.
@@ -408,6 +420,7 @@ troubleshooting-capture: deps
 # --- quality gates ------------------------------------------------------------
 
 lint: driver/vnpu_kconfig.h $(CHECKPATCH)
+	tools/layer-check.sh
 	perl $(CHECKPATCH) --no-tree --strict --quiet -f \
 		$(filter-out %.mod.c driver/vnpu_kconfig.h,$(wildcard driver/*.c driver/*.h)) \
 		uapi/drm/vnpu_accel.h
@@ -448,14 +461,14 @@ pc_rel = $(patsubst $(PREFIX)%,$${prefix}%,$(1))
 	dkms-src dkms-install dkms-uninstall deb check-packaging
 
 # Installed programs are linked without the build tree's rpath.
-$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c $(RT_SO) libruntime/include/vnpu.h
-$(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) libruntime/include/vnpu.h
+$(BUILD)/inst/bin/vnpu-smi: tools/smi/vnpu-smi.c tools/common/attr.h $(RT_SO) $(RT_HEADERS)
+$(BUILD)/inst/bin/vnpu-plan: tools/plan/vnpu-plan.c $(RT_SO) $(RT_HEADERS)
 $(BUILD)/inst/bin/vnpu-smi $(BUILD)/inst/bin/vnpu-plan:
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt
 
 $(BUILD)/inst/bin/vnpu-run: tools/run/vnpu-run.c tools/run/tensor_compare.h $(RT_SO) \
-		libruntime/include/vnpu.h
+		$(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $< -o $@ $(LDFLAGS) -L$(BUILD)/lib -lvnpurt -lm \
 		-lpthread
@@ -472,7 +485,7 @@ print-install-tools:
 # What install-user installs, built (the package build's build step).
 userspace: $(RT_SO) $(RT_A) $(INSTALL_TOOLS) $(MAN_STAMP)
 
-$(MAN_STAMP): tools/gen-man3.py libruntime/include/vnpu.h $(MAN_STATIC) debian/changelog
+$(MAN_STAMP): tools/gen-man3.py $(RT_HEADERS) $(MAN_STATIC) debian/changelog
 	rm -rf $(BUILD)/man
 	python3 tools/gen-man3.py --version "$(VERSION)" libruntime/include/vnpu.h $(BUILD)/man/man3
 	for f in $(MAN_STATIC); do \
@@ -501,7 +514,9 @@ install-runtime: $(RT_SO) $(RT_A)
 	install -m 0644 $(RT_SO) $(DESTDIR)$(LIBDIR)/$(RT_SONAME)
 	ln -sf $(RT_SONAME) $(DESTDIR)$(LIBDIR)/libvnpurt.so
 	install -m 0644 $(RT_A) $(DESTDIR)$(LIBDIR)/libvnpurt.a
+	install -d $(DESTDIR)$(INCLUDEDIR)/vnpu
 	install -m 0644 libruntime/include/vnpu.h $(DESTDIR)$(INCLUDEDIR)/vnpu.h
+	install -m 0644 $(wildcard libruntime/include/vnpu/*.h) $(DESTDIR)$(INCLUDEDIR)/vnpu/
 	install -m 0644 uapi/drm/vnpu_accel.h $(DESTDIR)$(INCLUDEDIR)/drm/vnpu_accel.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
@@ -532,12 +547,13 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(RT_SONAME) $(DESTDIR)$(LIBDIR)/libvnpurt.so \
 		$(DESTDIR)$(LIBDIR)/libvnpurt.a $(DESTDIR)$(PKGCONFIGDIR)/vnpurt.pc \
 		$(DESTDIR)$(INCLUDEDIR)/vnpu.h $(DESTDIR)$(INCLUDEDIR)/drm/vnpu_accel.h \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/vnpu/,$(notdir $(wildcard libruntime/include/vnpu/*.h))) \
 		$(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_TOOLS))) \
 		$(DESTDIR)$(UDEVRULESDIR)/70-vnpu.rules \
 		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(SYSTEMD_UNITS))) \
 		$(foreach f,$(MAN_STATIC),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(f)))/$(notdir $(f))) \
 		$(DESTDIR)$(MANDIR)/man3/libvnpurt.3 $(DESTDIR)$(MANDIR)/man3/vnpu_*.3
-	-for d in $(DESTDIR)$(INCLUDEDIR)/drm $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man*; do \
+	-for d in $(DESTDIR)$(INCLUDEDIR)/drm $(DESTDIR)$(INCLUDEDIR)/vnpu $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man*; do \
 		rmdir $$d 2>/dev/null; done; true
 	@if [ -z "$(DESTDIR)" ]; then \
 		ldconfig; depmod -a $(KVER); udevadm control --reload-rules 2>/dev/null; \
@@ -546,7 +562,7 @@ uninstall:
 # --- ABI ----------------------------------------------------------------------
 
 # vnpu.h and the version script agree before the library is linked.
-$(BUILD)/abi/map-ok: $(RT_MAP) libruntime/include/vnpu.h tools/abi-check.sh
+$(BUILD)/abi/map-ok: $(RT_MAP) $(RT_HEADERS) tools/abi-check.sh
 	@mkdir -p $(dir $@)
 	@tools/abi-check.sh map
 	@touch $@
@@ -598,10 +614,13 @@ dkms-uninstall:
 deb:
 	tools/build-deb.sh $(BUILD)/deb
 
-# The packaging tests as host test programs for tools/check.sh.
+# The packaging and layer tests as host test programs for tools/check.sh.
 $(BUILD)/host/packaging-checks: selftests/packaging/host-checks.sh
 $(BUILD)/host/packaging-system: selftests/packaging/system-checks.sh
-$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system:
+$(BUILD)/host/run-vm-test: selftests/host/run-vm-test.sh
+$(BUILD)/host/layer-check: selftests/host/layer-check-test.sh tools/layer-check.sh
+$(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system $(BUILD)/host/run-vm-test \
+		$(BUILD)/host/layer-check:
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s" "$$@"\n' $< >$@
 	chmod +x $@

@@ -567,6 +567,7 @@ static void vnpu_engine_fini(struct vnpu_engine *engine)
 {
 	drm_sched_fini(&engine->sched);
 	destroy_workqueue(engine->exec_wq);
+	mutex_destroy(&engine->pause_lock);
 }
 
 static void vnpu_engines_fini(struct drm_device *drm, void *data)
@@ -587,12 +588,15 @@ static int vnpu_engine_init(struct vnpu_device *vdev, struct vnpu_engine *engine
 	spin_lock_init(&engine->lock);
 	INIT_LIST_HEAD(&engine->running);
 	init_waitqueue_head(&engine->abort_wq);
+	mutex_init(&engine->pause_lock);
 	engine->fence_context = dma_fence_context_alloc(1);
 	snprintf(engine->name, sizeof(engine->name), "%s%u", class, nr);
 
 	engine->exec_wq = alloc_ordered_workqueue("vnpu%u-%s", 0, vdev->index, engine->name);
-	if (!engine->exec_wq)
-		return -ENOMEM;
+	if (!engine->exec_wq) {
+		ret = -ENOMEM;
+		goto err_mutex;
+	}
 	ret = vnpu_sched_init(&engine->sched, &vnpu_sched_ops, VNPU_ENGINE_CREDITS, timeout,
 			      engine->name, vdev->drm.dev);
 	if (ret)
@@ -601,6 +605,8 @@ static int vnpu_engine_init(struct vnpu_device *vdev, struct vnpu_engine *engine
 
 err_destroy_wq:
 	destroy_workqueue(engine->exec_wq);
+err_mutex:
+	mutex_destroy(&engine->pause_lock);
 	return ret;
 }
 

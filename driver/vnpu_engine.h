@@ -39,6 +39,8 @@ struct vnpu_kernel_op;
  * @exec_job: the executing job, or NULL; alive while set (the exec work
  *	holds a reference and clears it before dropping it)
  * @queued: jobs pushed to the engine's scheduler and not yet freed
+ * @pause_lock: held while @sched's submission is paused to kill a queue's
+ *	entity (vnpu_queue.c), so that one pause never ends another's
  * @name: "compute0", "copy1", ...
  */
 struct vnpu_engine {
@@ -55,6 +57,7 @@ struct vnpu_engine {
 	u64 exec_start;
 	struct vnpu_job *exec_job;
 	atomic_t queued;
+	struct mutex pause_lock; /* Serialises pausing @sched's submission */
 	char name[16];
 };
 

@@ -73,13 +73,61 @@ static const enum drm_sched_priority vnpu_sched_priority[] = {
 	[DRM_VNPU_PRIORITY_REALTIME] = DRM_SCHED_PRIORITY_KERNEL,
 };
 
+/*
+ * Tears down @entity so that no scheduler can reach it afterwards.
+ *
+ * drm_sched_entity_destroy() alone is not safe on the 6.12 scheduler: after
+ * drm_sched_run_job_work() picked the entity and popped a job, it puts the
+ * entity back into its run queue's FIFO tree whenever another job is queued
+ * (drm_sched_entity_pop_job()), without looking whether
+ * drm_sched_entity_kill() took it out meanwhile. A queue destroyed while its
+ * engine pops one of its jobs, with more queued (a process SIGKILLed in the
+ * destroy ioctl or in exit), was then freed while still linked in the tree,
+ * and the scheduler's next pick walked freed memory. So the entity is killed
+ * with its scheduler's submission paused: no run_job work runs meanwhile,
+ * and afterwards none can find the entity. Queued jobs still get their
+ * bounded time first, as drm_sched_entity_flush() gives them, with the
+ * scheduler running.
+ */
+static void vnpu_queue_entity_destroy(struct drm_sched_entity *entity)
+{
+	struct vnpu_engine *engine;
+
+	if (!entity->rq) {
+		drm_sched_entity_fini(entity);
+		return;
+	}
+	/* Stable: only drm_sched_job_arm() moves it, and no submit is left. */
+	engine = container_of(entity->rq->sched, struct vnpu_engine, sched);
+
+	/*
+	 * A live process waits (killably) for its queued jobs; an exiting one
+	 * a bounded time. drm_sched_entity_flush() itself would kill the
+	 * entity of a SIGKILLed exiting process, unpaused, so it only serves
+	 * the live case, where it never kills.
+	 */
+	if (current->flags & PF_EXITING)
+		wait_event_timeout(engine->sched.job_scheduled,
+				   !spsc_queue_count(&entity->job_queue),
+				   MAX_WAIT_SCHED_ENTITY_Q_EMPTY);
+	else
+		drm_sched_entity_flush(entity, MAX_WAIT_SCHED_ENTITY_Q_EMPTY);
+
+	mutex_lock(&engine->pause_lock);
+	drm_sched_wqueue_stop(&engine->sched);
+	drm_sched_entity_fini(entity);
+	drm_sched_wqueue_start(&engine->sched);
+	mutex_unlock(&engine->pause_lock);
+}
+
 static void vnpu_queue_release(struct kref *kref)
 {
 	struct vnpu_queue *queue = container_of(kref, struct vnpu_queue, refs);
 	struct vnpu_device *vdev = queue->vdev;
 
-	/* Waits a bounded time for queued jobs, then cancels the rest. */
-	drm_sched_entity_destroy(&queue->entity);
+	vnpu_queue_entity_destroy(&queue->entity);
+	/* Freed while still in a run queue, the entity would be walked later. */
+	WARN_ON_ONCE(!RB_EMPTY_NODE(&queue->entity.rb_tree_node));
 
 	mutex_lock(&vdev->mem_lock);
 	queue->proc->queue_count--;
@@ -218,6 +266,7 @@ int vnpu_queue_create_ioctl(struct drm_device *drm, void *data, struct drm_file 
 	return 0;
 
 err_entity:
+	/* No job was ever pushed: nothing can race the teardown. */
 	drm_sched_entity_destroy(&queue->entity);
 err_uncharge:
 	vnpu_queue_uncharge(vdev, queue->proc);

@@ -374,6 +374,29 @@ static u64 vnpu_iter_points(const struct vnpu_iter *it)
 	return points;
 }
 
+/*
+ * Between two sections of a walker: a chance to reschedule, then false
+ * once the job is aborted, and the walker returns.
+ */
+static bool vnpu_t_continue(const bool *aborted)
+{
+	cond_resched();
+	return !READ_ONCE(*aborted);
+}
+
+/*
+ * For the walkers without FPU sections: counts @n more words in *@done,
+ * and every VNPU_COPY_CHUNK of them ends a section as vnpu_t_continue().
+ */
+static bool vnpu_t_count(u64 *done, u64 n, const bool *aborted)
+{
+	*done += n;
+	if (*done < VNPU_COPY_CHUNK)
+		return true;
+	*done = 0;
+	return vnpu_t_continue(aborted);
+}
+
 /* COPY: 32-bit words, no FPU. */
 static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted)
 {
@@ -394,13 +417,8 @@ static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted
 			z[(size_t)i * sc] = x[(size_t)i * sa];
 		vnpu_iter_advance(&it, n);
 		left -= n;
-		done += n;
-		if (done >= VNPU_COPY_CHUNK) {
-			done = 0;
-			if (READ_ONCE(*aborted))
-				return;
-			cond_resched();
-		}
+		if (!vnpu_t_count(&done, n, aborted))
+			return;
 	}
 }
 
@@ -414,12 +432,11 @@ static void vnpu_t_run_map(const struct vnpu_kernel_op *op, const bool *aborted)
 	for (left = vnpu_iter_points(&it); left; ) {
 		u32 n = min_t(u64, left, VNPU_FPU_CHUNK);
 
-		if (READ_ONCE(*aborted))
+		if (!vnpu_t_continue(aborted))
 			return;
 		kernel_fpu_begin();
 		vnpu_fpu_t_map(op, &it, n);
 		kernel_fpu_end();
-		cond_resched();
 		left -= n;
 	}
 }
@@ -436,12 +453,11 @@ static void vnpu_t_run_reduce(const struct vnpu_kernel_op *op, const bool *abort
 	r.outer_left = vnpu_iter_points(&r.outer);
 	r.acc = op->t.op == DRM_VNPU_OP_T_REDUCE_MAX ? VNPU_FP32_NEG_INF : VNPU_FP32_ZERO;
 	while (r.outer_left) {
-		if (READ_ONCE(*aborted))
+		if (!vnpu_t_continue(aborted))
 			return;
 		kernel_fpu_begin();
 		vnpu_fpu_t_reduce(op, &r, VNPU_FPU_CHUNK);
 		kernel_fpu_end();
-		cond_resched();
 	}
 }
 
@@ -450,6 +466,7 @@ static void vnpu_t_run_softmax(const struct vnpu_kernel_op *op, const bool *abor
 {
 	struct vnpu_iter outer, inner;
 	u64 groups, points, left;
+	int pass;
 
 	vnpu_iter_init(&outer, &op->t, false);
 	vnpu_iter_init(&inner, &op->t, true);
@@ -458,33 +475,21 @@ static void vnpu_t_run_softmax(const struct vnpu_kernel_op *op, const bool *abor
 		u32 max = VNPU_FP32_NEG_INF, sum = VNPU_FP32_ZERO, n;
 		u64 a0 = outer.off[0], c0 = outer.off[2];
 
-		/* @inner wraps back to its first point after each pass. */
-		for (left = points; left; left -= n) {
-			if (READ_ONCE(*aborted))
-				return;
-			n = min_t(u64, left, VNPU_FPU_CHUNK);
-			kernel_fpu_begin();
-			max = vnpu_fpu_t_group_max(op, &inner, a0, n, max);
-			kernel_fpu_end();
-			cond_resched();
-		}
-		for (left = points; left; left -= n) {
-			if (READ_ONCE(*aborted))
-				return;
-			n = min_t(u64, left, VNPU_FPU_CHUNK);
-			kernel_fpu_begin();
-			sum = vnpu_fpu_t_group_exp(op, &inner, a0, c0, n, max, sum);
-			kernel_fpu_end();
-			cond_resched();
-		}
-		for (left = points; left; left -= n) {
-			if (READ_ONCE(*aborted))
-				return;
-			n = min_t(u64, left, VNPU_FPU_CHUNK);
-			kernel_fpu_begin();
-			vnpu_fpu_t_group_div(op, &inner, c0, n, sum);
-			kernel_fpu_end();
-			cond_resched();
+		/* Three passes; @inner wraps back to its first point after each. */
+		for (pass = 0; pass < 3; pass++) {
+			for (left = points; left; left -= n) {
+				if (!vnpu_t_continue(aborted))
+					return;
+				n = min_t(u64, left, VNPU_FPU_CHUNK);
+				kernel_fpu_begin();
+				if (pass == 0)
+					max = vnpu_fpu_t_group_max(op, &inner, a0, n, max);
+				else if (pass == 1)
+					sum = vnpu_fpu_t_group_exp(op, &inner, a0, c0, n, max, sum);
+				else
+					vnpu_fpu_t_group_div(op, &inner, c0, n, sum);
+				kernel_fpu_end();
+			}
 		}
 		vnpu_iter_advance(&outer, 1);
 	}
@@ -519,9 +524,9 @@ static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *abort
 {
 	const struct drm_vnpu_tensor_window *w = &op->t.window;
 	const u32 *a = op->a;
-	u32 *c = op->c, done = 0;
+	u32 *c = op->c;
 	struct vnpu_iter it;
-	u64 left;
+	u64 left, done = 0;
 
 	vnpu_t_window_iter(&it, &op->t);
 	for (left = vnpu_iter_points(&it); left; left--) {
@@ -533,12 +538,8 @@ static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *abort
 			v = a[it.off[0] + (u64)h * op->t.stride_a[2] + (u64)x * op->t.stride_a[3]];
 		c[it.off[2]] = v;
 		vnpu_iter_advance(&it, 1);
-		if (++done >= VNPU_COPY_CHUNK) {
-			done = 0;
-			if (READ_ONCE(*aborted))
-				return;
-			cond_resched();
-		}
+		if (!vnpu_t_count(&done, 1, aborted))
+			return;
 	}
 }
 
@@ -550,12 +551,11 @@ static void vnpu_t_run_pool(const struct vnpu_kernel_op *op, const bool *aborted
 
 	vnpu_t_window_iter(&it, &op->t);
 	for (left = vnpu_iter_points(&it); left; ) {
-		if (READ_ONCE(*aborted))
+		if (!vnpu_t_continue(aborted))
 			return;
 		kernel_fpu_begin();
 		left -= vnpu_fpu_t_pool(op, &it, min_t(u64, left, VNPU_FPU_CHUNK));
 		kernel_fpu_end();
-		cond_resched();
 	}
 }
 

@@ -3,8 +3,8 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Buffer, queue, submit and syncobj helpers of the execution selftests
- * (vnpu_kernel.c, vnpu_ops.c, vnpu_exec.c). Each returns 0 or -errno, as the _vnpu_x()
- * forms of vnpu_utils.h.
+ * (vnpu_submit.c, vnpu_kernel.c, vnpu_ops.c, vnpu_exec.c). Each returns 0
+ * or -errno, as the _vnpu_x() forms of vnpu_utils.h.
  */
 #ifndef VNPU_EXEC_UTILS_H
 #define VNPU_EXEC_UTILS_H
@@ -61,6 +61,26 @@ static inline void buf_destroy(int fd, struct buf *b)
 	ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
+/* QUEUE_CREATE of @q; *@id is the new queue. */
+static inline int _queue_create_args(int fd, struct drm_vnpu_queue_create *q, uint32_t *id)
+{
+	if (ioctl(fd, DRM_IOCTL_VNPU_QUEUE_CREATE, q))
+		return -errno;
+	*id = q->queue_id;
+	return 0;
+}
+
+/* A queue with queue-create @flags (the raw form: any flags pass through). */
+static inline int _queue_create(int fd, uint32_t class, uint32_t prio, uint32_t flags,
+				uint32_t *id)
+{
+	struct drm_vnpu_queue_create q = {
+		.engine_class = class, .priority = prio, .flags = flags,
+	};
+
+	return _queue_create_args(fd, &q, id);
+}
+
 static inline int queue_create_timeout(int fd, uint32_t class, uint32_t prio,
 				       uint32_t timeout_ms, uint32_t *id)
 {
@@ -68,10 +88,7 @@ static inline int queue_create_timeout(int fd, uint32_t class, uint32_t prio,
 		.engine_class = class, .priority = prio, .timeout_ms = timeout_ms,
 	};
 
-	if (ioctl(fd, DRM_IOCTL_VNPU_QUEUE_CREATE, &q))
-		return -errno;
-	*id = q.queue_id;
-	return 0;
+	return _queue_create_args(fd, &q, id);
 }
 
 static inline int queue_create(int fd, uint32_t class, uint32_t prio, uint32_t *id)
@@ -92,27 +109,49 @@ static inline int queue_info(int fd, uint32_t id, struct drm_vnpu_queue_info *in
 	return ioctl(fd, DRM_IOCTL_VNPU_QUEUE_INFO, info) ? -errno : 0;
 }
 
-/* Submits @n commands to @queue, signalling binary syncobj @sig (0: none). */
-static inline int submit_cmds(int fd, uint32_t queue, struct drm_vnpu_cmd *cmds, uint32_t n,
-			      struct drm_vnpu_sync *waits, uint32_t nwaits, uint32_t sig)
+static inline int _submit(int fd, struct drm_vnpu_submit *s)
+{
+	return ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, s) ? -errno : 0;
+}
+
+/*
+ * Submits @n commands to @queue, signalling syncobj @sig (0: none) at
+ * timeline point @point (0: a binary syncobj).
+ */
+static inline int submit_cmds_at(int fd, uint32_t queue, struct drm_vnpu_cmd *cmds, uint32_t n,
+				 struct drm_vnpu_sync *waits, uint32_t nwaits, uint32_t sig,
+				 uint64_t point)
 {
 	struct drm_vnpu_submit s = {
 		.queue_id = queue,
 		.cmds = (uintptr_t)cmds, .cmd_count = n,
 		.waits = (uintptr_t)waits, .wait_count = nwaits,
-		.signal = { .handle = sig },
+		.signal = { .handle = sig, .point = point },
 	};
 
-	return ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &s) ? -errno : 0;
+	return _submit(fd, &s);
 }
 
-static inline uint32_t syncobj_create(int fd)
+/* Submits @n commands to @queue, signalling binary syncobj @sig (0: none). */
+static inline int submit_cmds(int fd, uint32_t queue, struct drm_vnpu_cmd *cmds, uint32_t n,
+			      struct drm_vnpu_sync *waits, uint32_t nwaits, uint32_t sig)
 {
-	struct drm_syncobj_create c = {};
+	return submit_cmds_at(fd, queue, cmds, n, waits, nwaits, sig, 0);
+}
+
+/* A syncobj created with DRM_SYNCOBJ_CREATE_* @flags, or 0. */
+static inline uint32_t syncobj_create_flags(int fd, uint32_t flags)
+{
+	struct drm_syncobj_create c = { .flags = flags };
 
 	if (ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
 		return 0;
 	return c.handle;
+}
+
+static inline uint32_t syncobj_create(int fd)
+{
+	return syncobj_create_flags(fd, 0);
 }
 
 static inline int syncobj_wait(int fd, uint32_t handle, uint64_t timeout_ms)

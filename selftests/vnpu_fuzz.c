@@ -799,6 +799,9 @@ static void op_poll_fdinfo(struct worker *w, int fd)
  * data is checked and everything released. Nothing else can reach the
  * private file, so the data must be exactly what the job wrote.
  */
+/* Why the last op_scenario() stopped before its submit, for the final check. */
+static char scenario_stop[128];
+
 static void op_scenario(struct worker *w)
 {
 	uint64_t size = 4096 * (1 + below(w, 16));
@@ -808,15 +811,25 @@ static void op_scenario(struct worker *w)
 	struct drm_vnpu_submit s = {};
 	int fd = open_dev(), dmabuf = -1, err;
 
-	if (fd < 0)
+	if (fd < 0) {
+		snprintf(scenario_stop, sizeof(scenario_stop), "open: %d", errno);
 		return;
-	if (buf_create(fd, size, DRM_VNPU_BO_MAPPABLE, &src) ||
-	    buf_create(fd, size + 8, DRM_VNPU_BO_HOST, &dst) ||
-	    queue_create(fd, below(w, 2), (uint32_t)below(w, 3), &q))
+	}
+	err = buf_create(fd, size, DRM_VNPU_BO_MAPPABLE, &src);
+	if (!err)
+		err = buf_create(fd, size + 8, DRM_VNPU_BO_HOST, &dst);
+	if (!err)
+		err = queue_create(fd, below(w, 2), (uint32_t)below(w, 3), &q);
+	if (err) {
+		snprintf(scenario_stop, sizeof(scenario_stop),
+			 "buffer or queue create: %d", err);
 		goto out;
+	}
 	sync = syncobj_create(fd);
-	if (!sync)
+	if (!sync) {
+		snprintf(scenario_stop, sizeof(scenario_stop), "syncobj create: %d", errno);
 		goto out;
+	}
 	memset(dst.map, 0, size + 8);
 	cmds[0] = cmd_fill(src.addr, size, pattern);
 	cmds[1] = cmd_copy(dst.addr, src.addr, size);
@@ -824,6 +837,7 @@ static void op_scenario(struct worker *w)
 	s = (struct drm_vnpu_submit){ .queue_id = q, .cmds = (uintptr_t)cmds, .cmd_count = 3,
 				      .signal = { .handle = sync, .point = 1 } };
 	err = fz_ioctl(OP_SCENARIO, fd, DRM_IOCTL_VNPU_SUBMIT, &s);
+	snprintf(scenario_stop, sizeof(scenario_stop), "submit: %d", err);
 	if (err) {
 		/*
 		 * Only a device needing a reset or an injected failure (ENOMEM,
@@ -1152,7 +1166,9 @@ TEST_F_TIMEOUT(fuzz, random_and_structured_ioctls, 86400)
 		memset(stats->seen, 0, sizeof(stats->seen));
 		atomic_store(&stats->violations, 0);
 		op_scenario(&w);
-		EXPECT_EQ(1, atomic_load(&stats->seen[OP_SCENARIO][0]));
+		EXPECT_EQ(1, atomic_load(&stats->seen[OP_SCENARIO][0])) {
+			TH_LOG("the valid scenario stopped at %s", scenario_stop);
+		}
 		EXPECT_EQ(0, atomic_load(&stats->violations)) {
 			TH_LOG("after the run: %s", stats->first_violation);
 		}

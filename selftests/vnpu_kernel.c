@@ -20,58 +20,9 @@
 #include <math.h>
 
 #include "kselftest_harness.h"
-#include "vnpu_exec_utils.h"
+#include "vnpu_cmd_fixture.h"
 
-/* Host buffer layout: arguments at 0, arrays from ARR. */
-#define BUF_SIZE (16ULL << 20)
-#define ARR 4096ULL
-
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static float frand(unsigned int *seed)
-{
-	return (float)rand_r(seed) / RAND_MAX * 2.0f - 1.0f;
-}
-
-static int close_enough(double got, double want, double abs_tol, double rel_tol)
-{
-	return fabs(got - want) <= abs_tol + rel_tol * fabs(want);
-}
-
-FIXTURE(kernel) {
-	int fd;
-	uint32_t queue;
-	uint32_t sync;
-	struct buf b;
-	uint64_t next;	/* next free byte offset in b */
-};
-
-FIXTURE_SETUP(kernel)
-{
-	self->fd = vnpu_open_nth(0);
-	if (self->fd < 0)
-		SKIP(return, "no vnpu device");
-	ASSERT_EQ(0, queue_create(self->fd, DRM_VNPU_ENGINE_COMPUTE, DRM_VNPU_PRIORITY_NORMAL,
-				  &self->queue));
-	ASSERT_EQ(0, buf_create(self->fd, BUF_SIZE, DRM_VNPU_BO_HOST, &self->b));
-	self->sync = syncobj_create(self->fd);
-	ASSERT_NE(0, self->sync);
-	self->next = ARR;
-}
-
-FIXTURE_TEARDOWN(kernel)
-{
-	if (self->fd < 0)
-		return;
-	buf_destroy(self->fd, &self->b);
-	close(self->fd);
-}
+CMD_FIXTURE(kernel)
 
 /* Carves @bytes (64-byte aligned) out of the buffer; returns its offset. */
 static uint64_t carve(struct _test_data_kernel *self, uint64_t bytes)
@@ -82,22 +33,11 @@ static uint64_t carve(struct _test_data_kernel *self, uint64_t bytes)
 	return off;
 }
 
-#define PTR(off) ((void *)((char *)self->b.map + (off)))
-#define ADDR(off) (self->b.addr + (off))
-
 /* Runs one KERNEL command with @args; returns the fence status (1 = ok). */
 static int run(struct _test_data_kernel *self, struct drm_vnpu_kernel_args *args)
 {
-	struct drm_vnpu_cmd cmd = cmd_kernel(self->b.addr);
-	int ret;
-
-	memcpy(self->b.map, args, sizeof(*args));
-	ret = submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, self->sync);
-	if (ret)
-		return ret - 10000;
-	if (syncobj_wait(self->fd, self->sync, 20000))
-		return -20000;
-	return syncobj_status(self->fd, self->sync);
+	return cmd_fixture_run(self->fd, self->queue, self->sync, &self->b,
+			       cmd_kernel(self->b.addr), args, sizeof(*args), 20000);
 }
 
 static float *rand_mat(struct _test_data_kernel *self, uint64_t elems, unsigned int seed,

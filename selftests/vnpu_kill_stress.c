@@ -15,7 +15,19 @@
  *
  * VNPU_KILL_SECONDS (default 15), VNPU_KILL_PROCS (default 6),
  * VNPU_KILL_SEED (default: time; printed).
+ *
+ * The targeted test destroy_races_the_scheduler aims at the window where a
+ * queue is destroyed while its engine's scheduler is popping one of its
+ * jobs and more are queued: a queue gets many tiny jobs held back by a
+ * gate, each with many dependencies that its pop walks, and its process is SIGKILLed inside the destroy ioctl at a random
+ * point of the drain after the gate opens (the drain's length is learnt as
+ * the test goes, so the aim holds on a fast or a slow machine). Several
+ * such processes, at several priorities, share the copy engine. The driver warns if a destroyed queue's
+ * scheduler entity is still linked in a run queue (the kernel log gate
+ * fails the run), and a freed entity left there oopses the next pick.
+ * VNPU_RACE_SECONDS (default 10), VNPU_RACE_PROCS (default 3).
  */
+#include <poll.h>
 #include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -345,6 +357,145 @@ TEST_F_TIMEOUT(kill, random_sigkills_leave_nothing, 3600)
 		ASSERT_EQ(0, syncobj_wait(self->fd[0], s, 10000));
 		EXPECT_EQ(0x12345678, ((uint32_t *)b.map)[1023]);
 		buf_destroy(self->fd[0], &b);
+	}
+}
+
+#define RACE_JOBS 48
+
+/*
+ * One round of the race. A gate queue on the compute engine runs a
+ * GATE_NS DELAY job; the raced queue, of @prio on the copy engine, gets
+ * RACE_JOBS fills of four bytes (the shortest job there is), all waiting
+ * for the gate through RACE_WAITS timeline syncobjs, so all of them wait in
+ * the entity, and the scheduler's pop of each walks RACE_WAITS dependencies
+ * (each syncobj's point is a fence of its own context): that walk is the
+ * race's window, between picking the queue and putting it back. The
+ * process sends the time the gate opens on @ready and destroys the raced
+ * queue, which waits for the drain until the parent's SIGKILL cuts it
+ * short.
+ */
+#define GATE_NS 20000000ULL
+#define RACE_WAITS 64
+
+static void race_child(int ready, uint32_t prio)
+{
+	struct drm_vnpu_cmd gate = cmd_delay(GATE_NS), tiny;
+	struct drm_vnpu_sync waits[RACE_WAITS];
+	int fd = vnpu_open_nth(0);
+	uint32_t gq = 0, q = 0, gated;
+	struct buf b = {};
+	uint64_t opens;
+
+	if (fd < 0 || queue_create(fd, DRM_VNPU_ENGINE_COMPUTE, DRM_VNPU_PRIORITY_NORMAL, &gq) ||
+	    queue_create(fd, DRM_VNPU_ENGINE_COPY, prio, &q) ||
+	    buf_create(fd, 4096, DRM_VNPU_BO_HOST, &b))
+		_exit(2);
+	tiny = cmd_fill(b.addr, 4, 0x5a5a5a5a);
+	gated = syncobj_create(fd);
+	opens = now_ns() + GATE_NS;
+	if (!gated || submit_cmds(fd, gq, &gate, 1, NULL, 0, gated))
+		_exit(3);
+	for (int i = 0; i < RACE_WAITS; i++) {
+		struct drm_syncobj_transfer t = { .src_handle = gated, .dst_point = 1 };
+
+		waits[i] = (struct drm_vnpu_sync){ .handle = syncobj_create(fd), .point = 1 };
+		t.dst_handle = waits[i].handle;
+		if (!t.dst_handle || ioctl(fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &t))
+			_exit(3);
+	}
+	for (int i = 0; i < RACE_JOBS; i++)
+		if (submit_cmds(fd, q, &tiny, 1, waits, RACE_WAITS, 0))
+			_exit(4);
+	if (write(ready, &opens, sizeof(opens)) != sizeof(opens))
+		_exit(5);
+	queue_destroy(fd, q);
+	/* The drain finished before the SIGKILL came: a normal end. */
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(kill, destroy_races_the_scheduler, 600)
+{
+	static const uint32_t prios[] = { DRM_VNPU_PRIORITY_LOW, DRM_VNPU_PRIORITY_NORMAL,
+					  DRM_VNPU_PRIORITY_HIGH };
+	unsigned long seconds = vnpu_env_ul("VNPU_RACE_SECONDS", 10);
+	unsigned int nprocs = vnpu_env_ul("VNPU_RACE_PROCS", 3);
+	uint32_t seed = vnpu_env_ul("VNPU_KILL_SEED", (unsigned long)time(NULL)) | 1;
+	uint64_t end = now_ns() + seconds * 1000000000ULL;
+	/* How long a drain takes here, learnt from the ones that finished. */
+	uint64_t drain_ns = 1000000;
+	unsigned int rounds = 0, killed = 0, drained = 0, bad = 0;
+	struct state now = {};
+
+	if (nprocs < 1 || nprocs > MAX_PROCS)
+		nprocs = 3;
+	ksft_print_msg("VNPU_KILL_SEED=%u VNPU_RACE_SECONDS=%lu VNPU_RACE_PROCS=%u\n",
+		       seed, seconds, nprocs);
+	while (now_ns() < end) {
+		pid_t pids[MAX_PROCS];
+		int ready[MAX_PROCS];
+
+		for (unsigned int i = 0; i < nprocs; i++) {
+			int p[2];
+
+			ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+			pids[i] = vnpu_fork();
+			ASSERT_GE(pids[i], 0);
+			if (!pids[i])
+				race_child(p[1], prios[(rounds + i) % 3]);
+			close(p[1]);
+			ready[i] = p[0];
+		}
+		for (unsigned int i = 0; i < nprocs; i++) {
+			/* A child that failed early never reports: kill it anyway. */
+			struct pollfd p = { .fd = ready[i], .events = POLLIN };
+			uint64_t opens = 0, t0, until;
+			int status;
+
+			if (poll(&p, 1, 5000) == 1) {
+				ASSERT_EQ(sizeof(opens), read(ready[i], &opens, sizeof(opens)));
+			}
+			close(ready[i]);
+			/* Somewhere inside the drain, which the destroy waits for. */
+			t0 = now_ns() > opens ? now_ns() : opens;
+			until = t0 + xorshift(&seed) % (drain_ns + 1);
+			while (now_ns() < until && !waitpid(pids[i], &status, WNOHANG))
+				;
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &status, 0);
+			if (WIFSIGNALED(status)) {
+				killed++;
+			} else if (WIFEXITED(status) && !WEXITSTATUS(status)) {
+				drained++;
+				if (now_ns() > t0)
+					drain_ns = (drain_ns + now_ns() - t0) / 2;
+			} else {
+				bad++;
+			}
+		}
+		rounds++;
+	}
+	ksft_print_msg("scheduler race: %u rounds, %u processes killed inside the drain, %u drained first (drain about %llu us)\n",
+		       rounds, killed, drained, (unsigned long long)drain_ns / 1000);
+	EXPECT_EQ(0, bad);
+	EXPECT_GT(killed, 0);
+	for (int t = 0; t < 3000; t++) {
+		ASSERT_EQ(0, read_state(self->fd[0], &now));
+		if (!memcmp(&now, &self->base[0], sizeof(now)))
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(0, memcmp(&now, &self->base[0], sizeof(now)));
+	/* Every engine still runs jobs at every priority. */
+	for (uint32_t class = 0; class < 2; class++) {
+		for (unsigned int p = 0; p < 3; p++) {
+			uint32_t q = 0, s = syncobj_create(self->fd[0]);
+			struct drm_vnpu_cmd d = cmd_delay(1);
+
+			ASSERT_EQ(0, queue_create(self->fd[0], class, prios[p], &q));
+			ASSERT_EQ(0, submit_cmds(self->fd[0], q, &d, 1, NULL, 0, s));
+			EXPECT_EQ(0, syncobj_wait(self->fd[0], s, 10000));
+			EXPECT_EQ(0, queue_destroy(self->fd[0], q));
+		}
 	}
 }
 

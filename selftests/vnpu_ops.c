@@ -22,34 +22,9 @@
 #include <math.h>
 
 #include "kselftest_harness.h"
-#include "vnpu_exec_utils.h"
+#include "vnpu_cmd_fixture.h"
 
-#define BUF_SIZE (16ULL << 20)
-/* Arguments at 0, arrays from ARR. */
-#define ARR 4096ULL
 #define MAXD DRM_VNPU_TENSOR_MAX_DIMS
-
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static float frand(unsigned int *seed)
-{
-	return (float)rand_r(seed) / RAND_MAX * 2.0f - 1.0f;
-}
-
-static int close_enough(double got, double want, double abs_tol, double rel_tol)
-{
-	if (isnan(want))
-		return isnan(got);
-	if (isinf(want))
-		return got == want;
-	return fabs(got - want) <= abs_tol + rel_tol * fabs(want);
-}
 
 static uint64_t points_of(uint32_t ndim, const uint32_t *shape)
 {
@@ -108,37 +83,7 @@ static uint64_t offset(uint32_t ndim, const uint32_t *idx, const uint32_t *strid
 	return o;
 }
 
-FIXTURE(ops) {
-	int fd;
-	uint32_t queue;
-	uint32_t sync;
-	struct buf b;
-	uint64_t next;
-};
-
-FIXTURE_SETUP(ops)
-{
-	self->fd = vnpu_open_nth(0);
-	if (self->fd < 0)
-		SKIP(return, "no vnpu device");
-	ASSERT_EQ(0, queue_create(self->fd, DRM_VNPU_ENGINE_COMPUTE, DRM_VNPU_PRIORITY_NORMAL,
-				  &self->queue));
-	ASSERT_EQ(0, buf_create(self->fd, BUF_SIZE, DRM_VNPU_BO_HOST, &self->b));
-	self->sync = syncobj_create(self->fd);
-	ASSERT_NE(0, self->sync);
-	self->next = ARR;
-}
-
-FIXTURE_TEARDOWN(ops)
-{
-	if (self->fd < 0)
-		return;
-	buf_destroy(self->fd, &self->b);
-	close(self->fd);
-}
-
-#define PTR(off) ((void *)((char *)self->b.map + (off)))
-#define ADDR(off) (self->b.addr + (off))
+CMD_FIXTURE(ops)
 
 /* Carves @elems fp32 (64-byte aligned) out of the buffer, random values. */
 static float *carve(struct _test_data_ops *self, uint64_t elems, unsigned int seed,
@@ -159,16 +104,8 @@ static float *carve(struct _test_data_ops *self, uint64_t elems, unsigned int se
 /* Runs one tensor operator; returns the fence status (1 = ok) or the error. */
 static int run(struct _test_data_ops *self, const struct drm_vnpu_tensor_args *args)
 {
-	struct drm_vnpu_cmd cmd = cmd_tensor(self->b.addr);
-	int ret;
-
-	memcpy(self->b.map, args, sizeof(*args));
-	ret = submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, self->sync);
-	if (ret)
-		return ret - 10000;
-	if (syncobj_wait(self->fd, self->sync, 60000))
-		return -20000;
-	return syncobj_status(self->fd, self->sync);
+	return cmd_fixture_run(self->fd, self->queue, self->sync, &self->b,
+			       cmd_tensor(self->b.addr), args, sizeof(*args), 60000);
 }
 
 static float ref_binary(uint32_t op, float a, float b)

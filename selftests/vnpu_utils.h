@@ -27,6 +27,8 @@
 #include <drm.h>
 #include <drm/vnpu_accel.h>
 
+#include "../tools/common/attr.h"
+
 #define VNPU_ACCEL_MAJOR 261
 
 /* Returns 1 if @fd is a DRM device whose driver is named "vnpu". */
@@ -123,43 +125,16 @@ static inline int vnpu_sysfs_dir(int fd, char *buf, size_t len)
 /* Reads one sysfs attribute of the device into @buf, without the newline. */
 static inline int vnpu_sysfs_read(int fd, const char *attr, char *buf, size_t len)
 {
-	char dir[256], path[512];
-	ssize_t n;
-	int afd, ret = vnpu_sysfs_dir(fd, dir, sizeof(dir));
+	char dir[256];
+	int ret = vnpu_sysfs_dir(fd, dir, sizeof(dir));
 
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	afd = open(path, O_RDONLY | O_CLOEXEC);
-	if (afd < 0)
-		return -errno;
-	n = read(afd, buf, len - 1);
-	close(afd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+	return ret ? ret : vnpu_read_attr(dir, attr, buf, len);
 }
 
 /* Reads a module parameter of vnpu from /sys/module/vnpu/parameters. */
 static inline int vnpu_module_param(const char *name, char *buf, size_t len)
 {
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/vnpu/parameters/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
+	return vnpu_read_attr("/sys/module/vnpu/parameters", name, buf, len);
 }
 
 /* --- Buffers ------------------------------------------------------------- */

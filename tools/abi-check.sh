@@ -37,29 +37,21 @@ debsyms=${VNPU_ABI_DEBSYMS:-$top/debian/libvnpurt1.symbols}
 changelog=${VNPU_ABI_CHANGELOG:-$top/debian/changelog}
 CC=${CC:-gcc}
 
-work=$(mktemp -d /tmp/vnpu-abi.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-errors=0
-err() {
-	echo "abi-check: $*" >&2
-	errors=$((errors + 1))
-}
+# shellcheck source=tools/check-lib.sh
+. "$top/tools/check-lib.sh"
+check_begin abi-check
 die() {
 	echo "abi-check: $*" >&2
 	exit 2
 }
 
-# Functions vnpu.h declares, one name a line, sorted. The compiler parses
-# the header, so comments, macros and line breaks cannot fool it.
+# Functions vnpu.h (and the vnpu/ headers it includes) declares, one name
+# a line, sorted.
 header_functions() {
-	local rel=${header##*/}
-	printf '#include "%s"\n' "$header" >"$work/h.c"
-	"$CC" -std=gnu11 -fsyntax-only -aux-info "$work/aux" "$work/h.c" ||
-		die "cannot compile $header"
-	grep -F "/* $header:" "$work/aux" | grep -vw static |
-		sed -E 's/^.*\*\/ *//; s/ *\(.*$//; s/.*[ *]//' | sort -u ||
-		die "no function found in $rel"
+	local out
+	out=$(public_functions "$header") || die "cannot compile $header"
+	[ -n "$out" ] || die "no function found in ${header##*/}"
+	echo "$out"
 }
 
 # "NODE symbol" for every global symbol of the map, in file order.
@@ -123,12 +115,9 @@ check_map() {
 	map_symbols >"$work/map"
 	awk '{ print $2 }' "$work/map" | sort >"$work/mapsyms"
 	local s
-	for s in $(comm -23 "$work/decl" "$work/mapsyms"); do
-		err "vnpu.h declares $s() but libvnpurt.map does not export it: run 'make abi-update'"
-	done
-	for s in $(comm -13 "$work/decl" "$work/mapsyms"); do
-		err "libvnpurt.map exports $s, which vnpu.h does not declare"
-	done
+	compare_sets "$work/decl" "$work/mapsyms" \
+		"vnpu.h declares %s() but libvnpurt.map does not export it: run 'make abi-update'" \
+		"libvnpurt.map exports %s, which vnpu.h does not declare"
 	for s in $(awk '{ print $2 }' "$work/map" | sort | uniq -d); do
 		err "libvnpurt.map lists $s more than once"
 	done
@@ -201,12 +190,9 @@ check_lib() {
 
 	header_functions >"$work/decl"
 	awk '{ print $3 }' "$work/exports" | sort -u >"$work/names"
-	for s in $(comm -13 "$work/decl" "$work/names"); do
-		err "$s is exported but is not public API (not declared in vnpu.h)"
-	done
-	for s in $(comm -23 "$work/decl" "$work/names"); do
-		err "vnpu.h declares $s() but the library does not export it"
-	done
+	compare_sets "$work/decl" "$work/names" \
+		"vnpu.h declares %s() but the library does not export it" \
+		"%s is exported but is not public API (not declared in vnpu.h)"
 }
 
 # Add header functions missing from the map to node VNPU_<level>.

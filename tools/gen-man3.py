@@ -5,6 +5,9 @@
     gen-man3.py [--version V] [--date YYYY-MM-DD] HEADER OUTDIR
     gen-man3.py --check HEADER
 
+HEADER is read with the headers it includes with quotes from its own folder
+(vnpu.h's vnpu/*.h), in include order.
+
 Writes one page per documented function (OUTDIR/NAME.3) and an overview page
 (OUTDIR/libvnpurt.3) with the header's introduction, every function, every
 documented struct and enum, and the DOC: sections. A page for a function that
@@ -38,7 +41,8 @@ naming another function than the declaration after it, an argument without
 without "Return:", a struct member without @description. Exit status 1 then.
 
 The date of the pages is SOURCE_DATE_EPOCH when set (package builds), else
-the modification time of HEADER, so that the output is reproducible.
+the newest modification time of HEADER and its headers, so that the output
+is reproducible.
 """
 
 import argparse
@@ -53,7 +57,7 @@ MANUAL = "vnpu runtime"
 
 
 class Doc:
-    def __init__(self, kind, name, summary, params, sections, decl, line):
+    def __init__(self, kind, name, summary, params, sections, decl, line, path):
         self.kind = kind  # "function", "struct", "enum", "doc"
         self.name = name
         self.summary = summary
@@ -61,6 +65,7 @@ class Doc:
         self.sections = sections  # [(title or None, [paragraph lines])]
         self.decl = decl  # the declaration text after the comment
         self.line = line
+        self.path = path  # the header the comment is in
 
 
 def strip_comment(body):
@@ -186,7 +191,36 @@ def strip_code_comments(text):
     return re.sub(r"//[^\n]*", "", text)
 
 
+def included_headers(path, seen=None):
+    """@path, then every header it includes with quotes that exists next to
+    it (vnpu.h's vnpu/*.h), depth first, each once, in include order."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return []
+    seen.add(path)
+    files = [path]
+    text = open(path, encoding="utf-8").read()
+    for m in re.finditer(r'^\s*#\s*include\s+"([^"]+)"', text, flags=re.M):
+        sub = os.path.normpath(os.path.join(os.path.dirname(path), m.group(1)))
+        if os.path.isfile(sub):
+            files += included_headers(sub, seen)
+    return files
+
+
 def parse_header(path):
+    """The header @path with the headers it includes: (text, docs, intro),
+    the introduction being @path's own."""
+    texts, docs = [], []
+    for f in included_headers(path):
+        text, fdocs, fintro = parse_file(f)
+        if f == path:
+            intro = fintro
+        texts.append(text)
+        docs += fdocs
+    return "\n".join(texts), docs, intro
+
+
+def parse_file(path):
     text = open(path, encoding="utf-8").read()
     docs = []
     for m in re.finditer(r"/\*\*(?!\*)(.*?)\*/", text, flags=re.S):
@@ -212,7 +246,7 @@ def parse_header(path):
                     continue
                 break
             decl = declaration_after(text, off)
-        docs.append(Doc(kind, name, summary, params, sections, decl, line))
+        docs.append(Doc(kind, name, summary, params, sections, decl, line, path))
     # The introduction: the first plain comment with more than the licence.
     intro = []
     for first in re.finditer(r"/\*(?!\*)(.*?)\*/", text, flags=re.S):
@@ -556,7 +590,7 @@ def check(path):
     errors = []
     documented = {}
     for d in docs:
-        where = "%s:%d" % (path, d.line)
+        where = "%s:%d" % (d.path, d.line)
         if d.kind == "function":
             proto = split_prototype(d.decl)
             if not proto:
@@ -630,7 +664,8 @@ def main():
         date = a.date
     else:
         epoch = os.environ.get("SOURCE_DATE_EPOCH")
-        ts = int(epoch) if epoch else int(os.stat(a.header).st_mtime)
+        ts = int(epoch) if epoch else int(max(os.stat(f).st_mtime
+                                              for f in included_headers(a.header)))
         date = datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%d")
     text, docs, intro = parse_header(a.header)
     types = {"%s %s" % (d.kind, d.name): d for d in docs if d.kind in ("struct", "enum", "union")}

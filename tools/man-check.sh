@@ -5,10 +5,10 @@
 #
 #   tools/man-check.sh [--ko MODULE] [TOOL ...]
 #
-#   - vnpu.h: every declared function has a kernel-doc comment whose
-#     arguments, "Return:" section and struct members match the declarations
-#     (tools/gen-man3.py --check), and the generated section 3 pages are one
-#     per function plus libvnpurt.3;
+#   - vnpu.h and its vnpu/ headers: every declared function has a
+#     kernel-doc comment whose arguments, "Return:" section and struct
+#     members match the declarations (tools/gen-man3.py --check), and the
+#     generated section 3 pages are one per function plus libvnpurt.3;
 #   - each TOOL (a built program) has man/NAME.1, and the long options its
 #     --help prints are the ones the page describes, no more, no fewer;
 #   - MODULE's parameters (modinfo -F parm) are the ones man/vnpu.4
@@ -30,22 +30,15 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-work=$(mktemp -d /tmp/vnpu-man.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-errors=0
-err() {
-	echo "man-check: $*" >&2
-	errors=$((errors + 1))
-}
+# shellcheck source=tools/check-lib.sh
+. "$top/tools/check-lib.sh"
+check_begin man-check
 
 # Section 3.
 python3 "$top/tools/gen-man3.py" --check "$header" || err "vnpu.h documentation is incomplete (above)"
 python3 "$top/tools/gen-man3.py" --version check "$header" "$work/man3" >/dev/null ||
 	err "tools/gen-man3.py failed"
-printf '#include "%s"\n' "$header" >"$work/h.c"
-if ${CC:-gcc} -std=gnu11 -fsyntax-only -aux-info "$work/aux" "$work/h.c"; then
-	grep -F "/* $header:" "$work/aux" | grep -vw static |
-		sed -E 's/^.*\*\/ *//; s/ *\(.*$//; s/.*[ *]//' | sort -u >"$work/functions"
+if public_functions "$header" >"$work/functions"; then
 	for f in $(cat "$work/functions"); do
 		[ -f "$work/man3/$f.3" ] || err "no manual page for $f() (document it in vnpu.h)"
 	done
@@ -100,12 +93,9 @@ if [ -n "$ko" ]; then
 		modinfo -F parm "$ko" | sed 's/:.*//' | sort -u >"$work/ko.parms"
 		sed -n '/^\.SH PARAMETERS/,/^\.SH /p' "$top/man/vnpu.4" |
 			sed -nE 's/^\.BR ([a-z_0-9]+) " \(.*/\1/p' | sort -u >"$work/page.parms"
-		for p in $(comm -23 "$work/ko.parms" "$work/page.parms"); do
-			err "module parameter $p is not described in man/vnpu.4"
-		done
-		for p in $(comm -13 "$work/ko.parms" "$work/page.parms"); do
-			err "man/vnpu.4 describes parameter $p, which the module does not have"
-		done
+		compare_sets "$work/ko.parms" "$work/page.parms" \
+			"module parameter %s is not described in man/vnpu.4" \
+			"man/vnpu.4 describes parameter %s, which the module does not have"
 	fi
 fi
 

@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Description: host unit tests of the device-pool protocol helpers
- * (libruntime/lease_proto.c) that vnpu-poold, vnpu-pool and the runtime
+ * (libruntime/multi/lease_proto.c) that vnpu-poold, vnpu-pool and the runtime
  * share: word splitting, sizes, counts, device lists, names, and line
  * framing over a socket pair (split reads, several lines in one read,
  * oversized lines, end of file, timeout).

@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Description: host unit tests of the caching pool's bookkeeping
- * (libruntime/pool_core.c) with a fake segment provider: size classes and
+ * (libruntime/mm/pool_core.c) with a fake segment provider: size classes and
  * rounding, splitting and merging inside segments (never across), reuse,
  * stream fences, release threshold, trim, OOM retry, oversize blocks,
  * configuration strings, the JSON snapshot, bad frees, and a randomized

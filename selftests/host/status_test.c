@@ -35,7 +35,7 @@ static char *slurp(const char *path)
 
 TEST(every_status_is_named_explained_and_documented)
 {
-	char *header = slurp("libruntime/include/vnpu.h");
+	char *header = slurp("libruntime/include/vnpu/status.h");
 	char *doc = slurp("Documentation/runtime.rst");
 	char *enum_start, *enum_end, *line;
 	int codes = 0;

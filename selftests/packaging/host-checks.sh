@@ -46,7 +46,8 @@ t_install() {
 	local f missing=0
 	for f in "usr/lib/$multiarch/libvnpurt.so.1" "usr/lib/$multiarch/libvnpurt.so" \
 		"usr/lib/$multiarch/libvnpurt.a" "usr/lib/$multiarch/pkgconfig/vnpurt.pc" \
-		usr/include/vnpu.h usr/include/drm/vnpu_accel.h usr/bin/vnpu-smi \
+		usr/include/vnpu.h usr/include/vnpu/stream.h usr/include/vnpu/graph.h \
+		usr/include/drm/vnpu_accel.h usr/bin/vnpu-smi \
 		usr/bin/vnpu-trace usr/bin/vnpu-plan usr/bin/vnpu-pool usr/bin/vnpu-poold usr/bin/vnpu-run \
 		usr/share/man/man1/vnpu-pool.1 usr/share/man/man1/vnpu-poold.1 usr/share/man/man1/vnpu-run.1 \
 		etc/systemd/system/vnpu-poold.service etc/systemd/system/vnpu-poold.socket \
@@ -155,6 +156,20 @@ t_uapi_cxx() {
 			{ echo "fails in -std=$std"; return 1; }
 	done
 	echo "compiles in c++11, c++17, c++20"
+	# Each per-area header of vnpu.h, alone, in C and C++.
+	local h n=0
+	for h in "$stage"/usr/include/vnpu/*.h; do
+		h=vnpu/${h##*/}
+		# shellcheck disable=SC2086
+		printf '#include <%s>\n' "$h" | $CC -x c -std=c11 -Wall -Wextra -Werror -pedantic \
+			$cflags -fsyntax-only - || { echo "$h alone fails in C"; return 1; }
+		# shellcheck disable=SC2086
+		printf '#include <%s>\n' "$h" | $CXX -x c++ -std=c++11 -Wall -Wextra -Werror \
+			-pedantic $cflags -fsyntax-only - || { echo "$h alone fails in C++"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || { echo "no header installed in /usr/include/vnpu"; return 1; }
+	echo "each of the $n headers of vnpu/ compiles alone in C11 and C++11"
 }
 
 t_dkms_tree() {

@@ -34,6 +34,7 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "../common/attr.h"
 #include "lease_proto.h"
 
 #define MAX_DEVS LP_MAX_DEVICES
@@ -149,31 +150,11 @@ static long long now_ms(void)
 
 /* ---- sysfs and the device -------------------------------------------- */
 
-static int read_attr(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[512];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return 0;
-}
-
 static int read_u64(const char *dir, const char *name, uint64_t *v)
 {
 	char buf[64];
 
-	if (read_attr(dir, name, buf, sizeof(buf)) || vnpu_lp_parse_u64(buf, v))
+	if (vnpu_read_attr(dir, name, buf, sizeof(buf)) || vnpu_lp_parse_u64(buf, v))
 		return -1;
 	return 0;
 }
@@ -192,7 +173,7 @@ static uint64_t default_quota(const struct dev *d)
 	char buf[64];
 	uint64_t v;
 
-	if (read_attr(d->sysdir, "default_quota_bytes", buf, sizeof(buf)) || !strcmp(buf, "max") ||
+	if (vnpu_read_attr(d->sysdir, "default_quota_bytes", buf, sizeof(buf)) || !strcmp(buf, "max") ||
 	    vnpu_lp_parse_u64(buf, &v))
 		return DRM_VNPU_QUOTA_UNLIMITED;
 	return v;
@@ -203,7 +184,7 @@ static void read_health(struct dev *d)
 	char buf[32];
 
 	d->health = H_UNKNOWN;
-	if (!read_attr(d->sysdir, "health", buf, sizeof(buf)))
+	if (!vnpu_read_attr(d->sysdir, "health", buf, sizeof(buf)))
 		for (int h = H_OK; h < H_UNKNOWN; h++)
 			if (!strcmp(buf, health_names[h]))
 				d->health = (enum health)h;
@@ -235,7 +216,7 @@ static void read_topology(struct dev *d)
 		d->bw_mbps[p] = 0;
 		d->lat_ns[p] = 0;
 	}
-	if (!read_attr(d->sysdir, "link_class", buf, sizeof(buf)))
+	if (!vnpu_read_attr(d->sysdir, "link_class", buf, sizeof(buf)))
 		for (w = strtok_r(buf, " ", &save); w && i < MAX_DEVS; w = strtok_r(NULL, " ", &save), i++) {
 			int p = dev_by_index(i);
 
@@ -246,7 +227,7 @@ static void read_topology(struct dev *d)
 	for (int which = 0; which < 2; which++) {
 		i = 0;
 		save = NULL;
-		if (read_attr(d->sysdir, which ? "link_latency_ns" : "link_bandwidth_mbps", buf,
+		if (vnpu_read_attr(d->sysdir, which ? "link_latency_ns" : "link_bandwidth_mbps", buf,
 			      sizeof(buf)))
 			continue;
 		for (w = strtok_r(buf, " ", &save); w && i < MAX_DEVS; w = strtok_r(NULL, " ", &save), i++) {

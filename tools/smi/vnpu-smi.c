@@ -31,6 +31,8 @@
 
 #include "vnpu.h"
 
+#include "../common/attr.h"
+
 #define ACCEL_MAJOR 261
 #define SYS_ACCEL "/sys/class/accel"
 #define MAX_DEVS 64
@@ -77,27 +79,11 @@ static int ndevs;
 static struct smi_app *apps;
 static int napps, capapps;
 
-static int read_str(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[400];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = 0;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
 static long long read_ll(const char *dir, const char *name)
 {
 	char buf[64];
 
-	if (read_str(dir, name, buf, sizeof(buf)))
+	if (vnpu_read_attr(dir, name, buf, sizeof(buf)))
 		return NO_VALUE;
 	return strtoll(buf, NULL, 10);
 }
@@ -158,11 +144,11 @@ static void read_dev(struct smi_dev *d)
 	d->copy = (int)read_ll(vdir, "copy_engines");
 	d->numa = (int)read_ll(vdir, "numa_node");
 	d->reset_count = read_ll(vdir, "reset_count");
-	if (read_str(vdir, "health", d->health, sizeof(d->health)))
+	if (vnpu_read_attr(vdir, "health", d->health, sizeof(d->health)))
 		strcpy(d->health, "unknown");
-	if (read_str(vdir, "uapi_version", d->uapi, sizeof(d->uapi)))
+	if (vnpu_read_attr(vdir, "uapi_version", d->uapi, sizeof(d->uapi)))
 		strcpy(d->uapi, "-");
-	if (read_str(vdir, "default_quota_bytes", d->default_quota, sizeof(d->default_quota)))
+	if (vnpu_read_attr(vdir, "default_quota_bytes", d->default_quota, sizeof(d->default_quota)))
 		strcpy(d->default_quota, "-");
 	read_engines(d);
 }
@@ -412,7 +398,7 @@ static void scan_clients(int only_pid)
 		if (!fds)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d", pid);
-		read_str(path, "comm", comm, sizeof(comm));
+		vnpu_read_attr(path, "comm", comm, sizeof(comm));
 		while ((e = readdir(fds)))
 			if (isdigit((unsigned char)e->d_name[0]))
 				scan_fd(pid, e->d_name, comm, &seen, &nseen, &capseen);
@@ -1719,7 +1705,7 @@ static int topo_row(const struct smi_dev *d, const char *attr, char words[][16],
 	int i = 0;
 
 	snprintf(vdir, sizeof(vdir), "%s/vnpu", d->dir);
-	if (read_str(vdir, attr, buf, sizeof(buf)))
+	if (vnpu_read_attr(vdir, attr, buf, sizeof(buf)))
 		return -1;
 	for (tok = strtok_r(buf, " ", &save); tok && i < n; tok = strtok_r(NULL, " ", &save))
 		snprintf(words[i++], 16, "%s", tok);
@@ -1821,7 +1807,7 @@ static void node_cpus(int node, char *buf, size_t len)
 	if (node < 0)
 		return;
 	snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%d", node);
-	if (read_str(dir, "cpulist", buf, len))
+	if (vnpu_read_attr(dir, "cpulist", buf, len))
 		buf[0] = '\0';
 }
 
@@ -1833,7 +1819,7 @@ static void device_links(const struct smi_dev *d, char *buf, size_t len)
 
 	buf[0] = '\0';
 	snprintf(vdir, sizeof(vdir), "%s/vnpu", d->dir);
-	if (read_str(vdir, "link_class", cls, sizeof(cls)))
+	if (vnpu_read_attr(vdir, "link_class", cls, sizeof(cls)))
 		return;
 	for (w = strtok_r(cls, " \n", &save); w && off < len; w = strtok_r(NULL, " \n", &save))
 		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",

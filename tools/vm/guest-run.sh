@@ -3,6 +3,7 @@
 #
 #   guest-run.sh PLAN OUTDIR
 #   guest-run.sh --check PLAN     (syntax check only; used by run-vm.sh)
+#   guest-run.sh --list PLAN      (prints GROUP/LABEL of every command)
 #
 # Started by tools/vm/init inside a chroot of the host's root filesystem, so
 # the host's bash, coreutils, kmod and test binaries are used unchanged.
@@ -45,6 +46,10 @@
 # "# Totals: pass:P fail:F xfail:0 xpass:0 skip:0 error:0" line.  Also saved:
 # OUTDIR/dmesg.txt, OUTDIR/tainted, OUTDIR/first-test-started (created when the
 # first command starts; holds the guest uptime then).
+#
+# While a command runs, OUTDIR/progress is rewritten every 20 seconds (for
+# at most the command's timeout and a minute), so the host can tell a silent
+# but working test from a stalled guest.
 #
 # Exit status: 0 if every check passed, 1 otherwise.
 set -uo pipefail
@@ -138,6 +143,17 @@ if [ "$1" = --check ]; then
 	# Host-side syntax check (run-vm.sh), touches nothing.
 	parse_plan "$2" stderr
 	exit
+fi
+if [ "$1" = --list ]; then
+	parse_plan "$2" stderr || exit
+	g=''
+	for i in "${!op[@]}"; do
+		case ${op[$i]} in
+		group) g=${arg1[$i]} ;;
+		run) echo "$g/${arg1[$i]}" ;;
+		esac
+	done
+	exit 0
 fi
 
 mkdir -p "$out" || exit 1
@@ -291,11 +307,20 @@ run_cmd() {
 	fi
 	echo "vnpu-vm: run $group/$label: $cmd"
 	(
+		for _ in $(seq 1 $(((tmo + 60) / 20 + 1))); do
+			sleep 20
+			echo "$group/$label" > "$out/progress" 2>/dev/null || exit
+		done
+	) &
+	local ticker=$!
+	(
 		cd "$repo" || exit 1
 		export VNPU_KO=$ko VNPU_GROUP=$group VNPU_OUT=$gdir
 		exec timeout --kill-after=10 "$tmo" bash -c "$cmd"
 	) < /dev/null 2>&1 | tee "$log" | sed -u "s|^|[$group/$label] |"
 	rc=${PIPESTATUS[0]}
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null
 	echo "$rc" > "$gdir/$label.rc"
 	echo "vnpu-vm: run $group/$label: exit $rc"
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then

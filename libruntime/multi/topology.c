@@ -2,26 +2,19 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * Topology: where devices sit, the links between them, peer access between
- * contexts, and the device nearest to the calling thread's CPU. The driver
- * describes the links (DRM_IOCTL_VNPU_TOPOLOGY, uAPI 1.4); the host's NUMA
- * distances come from sysfs.
+ * Topology: the links between devices and peer access between contexts.
+ * The driver describes the links (DRM_IOCTL_VNPU_TOPOLOGY, uAPI 1.4). Where
+ * a single device sits (NUMA node, nearest device) is core/locality.c;
+ * the peer list a context keeps is core/context.c.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <xf86drm.h>
 
-#include "runtime.h"
-
-/* 0 or the status of a failed topology query. */
-static int driver_status(int err)
-{
-	return err == ENOTTY || err == EINVAL ? VNPU_ERROR_DRIVER_VERSION : vnpu_status_from_errno(err);
-}
+#include "core/runtime.h"
+#include "multi.h"
 
 /*
  * The driver's row for @dev: the links to every device of the module, by
@@ -32,14 +25,14 @@ static int driver_row(const struct vnpu_rt_device *dev, struct drm_vnpu_link **r
 	struct drm_vnpu_topology t = { 0 };
 
 	if (drmIoctl(dev->fd, DRM_IOCTL_VNPU_TOPOLOGY, &t))
-		return driver_status(errno);
+		return vnpu_status_from_query_errno(errno);
 	*row = calloc(t.count ? t.count : 1, sizeof(**row));
 	if (!*row)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	t.links = (uintptr_t)*row;
 	if (drmIoctl(dev->fd, DRM_IOCTL_VNPU_TOPOLOGY, &t)) {
 		free(*row);
-		return driver_status(errno);
+		return vnpu_status_from_query_errno(errno);
 	}
 	*n = t.count;
 	return VNPU_SUCCESS;
@@ -67,30 +60,6 @@ int vnpu_rt_link(uint32_t device, uint32_t peer, struct vnpu_link *link)
 	}
 	free(row);
 	return status;
-}
-
-int vnpu_device_get_location(uint32_t device, struct vnpu_device_location *loc)
-{
-	struct vnpu_rt_device dev;
-	uint64_t numa = 0, node = 0, board = 0;
-	int status, ret;
-
-	if (!loc)
-		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	status = vnpu_rt_device(device, &dev);
-	if (status != VNPU_SUCCESS)
-		return vnpu_set_status(status);
-	ret = vnpu_get_param(dev.fd, DRM_VNPU_PARAM_NUMA_NODE, &numa);
-	if (!ret)
-		ret = vnpu_get_param(dev.fd, DRM_VNPU_PARAM_TOPOLOGY_NODE, &node);
-	if (!ret)
-		ret = vnpu_get_param(dev.fd, DRM_VNPU_PARAM_TOPOLOGY_BOARD, &board);
-	if (ret)
-		return vnpu_set_status(driver_status(-ret));
-	loc->numa_node = numa == DRM_VNPU_NUMA_NODE_NONE ? -1 : (int32_t)numa;
-	loc->topology_node = (uint32_t)node;
-	loc->board = (uint32_t)board;
-	return VNPU_SUCCESS;
 }
 
 int vnpu_device_get_topology(uint32_t count, struct vnpu_link *links)
@@ -126,25 +95,6 @@ int vnpu_device_can_access_peer(uint32_t device, uint32_t peer, int *can_access)
 	/* Every vnpu device imports the others' buffers through dma-bufs. */
 	*can_access = a.physical_index != b.physical_index;
 	return VNPU_SUCCESS;
-}
-
-/* Position of @peer in @ctx's peer list, or -1; under ctx->lock. */
-static long find_peer_locked(struct vnpu_ctx *ctx, uint64_t peer)
-{
-	for (size_t i = 0; i < ctx->num_peers; i++)
-		if (ctx->peers[i] == peer)
-			return (long)i;
-	return -1;
-}
-
-int vnpu_ctx_peer_enabled(struct vnpu_ctx *ctx, struct vnpu_ctx *peer)
-{
-	int enabled;
-
-	pthread_mutex_lock(&ctx->lock);
-	enabled = find_peer_locked(ctx, peer->obj.handle) >= 0;
-	pthread_mutex_unlock(&ctx->lock);
-	return enabled;
 }
 
 /* Both contexts, referenced; VNPU_ERROR_INVALID_VALUE if on the same device. */
@@ -185,7 +135,7 @@ int vnpu_ctx_enable_peer_access(struct vnpu_context handle, struct vnpu_context 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
 	pthread_mutex_lock(&ctx->lock);
-	if (find_peer_locked(ctx, peer->obj.handle) >= 0) {
+	if (vnpu_ctx_find_peer_locked(ctx, peer->obj.handle) >= 0) {
 		status = VNPU_ERROR_PEER_ACCESS_ALREADY_ENABLED;
 	} else {
 		uint64_t *grown = realloc(ctx->peers, (ctx->num_peers + 1) * sizeof(*grown));
@@ -216,7 +166,7 @@ int vnpu_ctx_disable_peer_access(struct vnpu_context handle, struct vnpu_context
 		return vnpu_set_status(status);
 	/* The peer may be destroyed already: its handle still names the entry. */
 	pthread_mutex_lock(&ctx->lock);
-	pos = find_peer_locked(ctx, peer_handle.handle);
+	pos = vnpu_ctx_find_peer_locked(ctx, peer_handle.handle);
 	if (pos < 0) {
 		status = VNPU_ERROR_PEER_ACCESS_NOT_ENABLED;
 	} else {
@@ -236,82 +186,4 @@ int vnpu_ctx_disable_peer_access(struct vnpu_context handle, struct vnpu_context
 			vnpu_ctx_put(peer);
 	}
 	return vnpu_set_status(status);
-}
-
-/* NUMA node of CPU @cpu, from /sys/devices/system/cpu/cpuN/nodeM; -1 if none. */
-static int cpu_node(int cpu)
-{
-	char path[64];
-	struct dirent *e;
-	int node = -1;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d", cpu);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "node", 4) && e->d_name[4] >= '0' && e->d_name[4] <= '9')
-			node = atoi(e->d_name + 4);
-	closedir(d);
-	return node;
-}
-
-/* NUMA distance from node @from to node @to; 10 for itself, 255 unknown. */
-static unsigned int numa_distance(int from, int to)
-{
-	char path[80], buf[1024];
-	unsigned int distance = 255;
-	FILE *f;
-
-	if (from < 0 || to < 0)
-		return 255;
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance", from);
-	f = fopen(path, "re");
-	if (!f)
-		return from == to ? 10 : 255;
-	if (fgets(buf, sizeof(buf), f)) {
-		char *p = buf, *end;
-
-		for (int i = 0; i <= to; i++, p = end) {
-			unsigned long v = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (i == to)
-				distance = (unsigned int)v;
-		}
-	}
-	fclose(f);
-	return distance;
-}
-
-int vnpu_device_choose_nearest(uint32_t *device)
-{
-	unsigned int best_distance = ~0u;
-	uint32_t count = 0, best = 0;
-	int cpu, node, status;
-
-	if (!device)
-		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	status = vnpu_device_count(&count);
-	if (status != VNPU_SUCCESS)
-		return vnpu_set_status(status);
-	cpu = sched_getcpu();
-	node = cpu < 0 ? -1 : cpu_node(cpu);
-	for (uint32_t i = 0; i < count; i++) {
-		struct vnpu_device_location loc;
-		unsigned int distance;
-
-		if (vnpu_device_get_location(i, &loc) != VNPU_SUCCESS)
-			continue;
-		distance = numa_distance(node, loc.numa_node);
-		if (distance < best_distance) {
-			best_distance = distance;
-			best = i;
-		}
-	}
-	vnpu_log(VNPU_LOG_INFO, "nearest device to cpu %d (numa node %d): %u", cpu, node, best);
-	*device = best;
-	return VNPU_SUCCESS;
 }

@@ -162,6 +162,20 @@ static int parse_device_list(const char *list, const uint32_t *allowed, unsigned
 	return VNPU_SUCCESS;
 }
 
+/* The pool's leases (multi/lease.c), registered by ../init.c; may be NULL. */
+static const struct vnpu_device_source *device_source;
+
+void vnpu_rt_set_device_source(const struct vnpu_device_source *source)
+{
+	device_source = source;
+}
+
+static void release_leased_devices(void)
+{
+	if (device_source)
+		device_source->release();
+}
+
 /*
  * Decides which devices the process sees, in which logical order: with
  * VNPU_POOL_SOCKET, the devices of its leases; VNPU_VISIBLE_DEVICES then
@@ -181,7 +195,9 @@ static int parse_visible_devices(void)
 	if (!rt.visible)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	if (pool && *pool) {
-		status = vnpu_lease_visible_devices(leased, &nleased);
+		if (!device_source)
+			return VNPU_ERROR_POOL_UNAVAILABLE;
+		status = device_source->leased_devices(leased, &nleased);
 		if (status != VNPU_SUCCESS)
 			return status;
 		for (unsigned int i = 0; i < nleased; i++)
@@ -251,7 +267,7 @@ static int discover_devices(void)
 		status = VNPU_ERROR_NO_DEVICE;
 	if (status != VNPU_SUCCESS) {
 		close_devices();
-		vnpu_lease_release_runtime();
+		release_leased_devices();
 	}
 	return status;
 }
@@ -264,7 +280,7 @@ static int state_error_locked(void)
 	return rt.ever_initialized ? VNPU_ERROR_DEINITIALIZED : VNPU_ERROR_UNINITIALIZED;
 }
 
-int vnpu_init(unsigned int flags)
+int vnpu_rt_init(unsigned int flags)
 {
 	int status = VNPU_SUCCESS;
 
@@ -347,7 +363,7 @@ int vnpu_finalize(void)
 		vnpu_trace_finalize();
 		rt.refcount = 0;
 		close_devices();
-		vnpu_lease_release_runtime();
+		release_leased_devices();
 	} else {
 		rt.refcount--;
 	}

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "graph.h"
-#include "trace.h"
+#include "core/trace.h"
 
 #define GRAPH_ALIGN 64u
 #define MAX_LANES 16u

@@ -2,7 +2,14 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * Private state shared by the runtime's source files.
+ * core/: the bottom layer of the runtime, and its private state. Owns
+ * devices (device.c, locality.c), contexts (context.c), handles (handle.c),
+ * streams (stream.c), events (event.c), host callbacks (callback.c),
+ * device and host-pinned memory (memory.c), copies (copy.c), kernel
+ * launches (kernel.c), and the status, log, lock and trace plumbing every
+ * layer uses. It includes no header of a layer above it (mm/, graph/,
+ * multi/): where it needs one, that layer registers a hook (below).
+ * See Documentation/architecture.rst.
  */
 #ifndef VNPU_RUNTIME_PRIVATE_H
 #define VNPU_RUNTIME_PRIVATE_H
@@ -132,6 +139,8 @@ int vnpu_launch_blocking(void);
 int vnpu_get_param(int fd, uint32_t param, uint64_t *value);
 /* Maps an errno from the driver to a status. */
 int vnpu_status_from_errno(int err);
+/* The same for a query an older driver lacks (ENOTTY, EINVAL: VNPU_ERROR_DRIVER_VERSION). */
+int vnpu_status_from_query_errno(int err);
 /* Records @status as the calling thread's last error and returns it. */
 int vnpu_set_status(int status);
 
@@ -184,17 +193,6 @@ int vnpu_point_status(int fd, uint32_t syncobj, uint64_t point);
 void vnpu_stream_reap(struct vnpu_stream_obj *s, uint64_t point);
 int vnpu_stream_defer_locked(struct vnpu_stream_obj *s, struct vnpu_alloc *a, uint64_t point);
 
-/* pool.c, data_cache.c */
-void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx);
-uint64_t vnpu_stream_point(struct vnpu_stream_obj *s);
-struct vnpu_pool_obj;
-int vnpu_ctx_default_pool_obj(struct vnpu_ctx *ctx, struct vnpu_pool_obj **pool);
-int vnpu_pool_obj_alloc(struct vnpu_pool_obj *pool, uint64_t size, struct vnpu_stream_obj *s,
-			uint64_t *devptr);
-int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_stream_obj *s);
-void vnpu_pool_obj_put(struct vnpu_pool_obj *pool);
-void vnpu_data_caches_destroy(struct vnpu_data_cache_obj *list);
-
 /* callback.c */
 int vnpu_in_callback(void);
 void vnpu_callbacks_stop(struct vnpu_ctx *ctx);
@@ -213,10 +211,11 @@ int vnpu_ctx_free_device(struct vnpu_ctx *ctx, uint64_t devptr);
 /* Whether [devptr, devptr+size) lies inside one allocation of the context. */
 int vnpu_ctx_owns_range(struct vnpu_ctx *ctx, uint64_t devptr, uint64_t size);
 
-/* topology.c */
-int vnpu_rt_link(uint32_t device, uint32_t peer, struct vnpu_link *link);
+/* context.c: the peer list vnpu_ctx_enable_peer_access() keeps. */
 /* Whether @ctx enabled peer access to @peer. */
 int vnpu_ctx_peer_enabled(struct vnpu_ctx *ctx, struct vnpu_ctx *peer);
+/* Position of @peer in @ctx's peer list, or -1; under ctx->lock. */
+long vnpu_ctx_find_peer_locked(struct vnpu_ctx *ctx, uint64_t peer);
 
 /* copy.c: a copy from another context's memory, with no peer-access check. */
 int vnpu_stream_copy_peer(struct vnpu_stream_obj *s, uint64_t dst, struct vnpu_ctx *src_ctx,
@@ -232,15 +231,30 @@ int vnpu_import_range(struct vnpu_ctx *ctx, struct vnpu_ctx *src_ctx, uint64_t s
 int vnpu_stream_submit_cmd(struct vnpu_stream_obj *s, const struct drm_vnpu_cmd *cmd,
 			   const char *op);
 
-/* lease.c */
 /*
- * The physical indices of the devices this process leased from the pool
- * at VNPU_POOL_SOCKET (taking a lease first if VNPU_POOL_REQUEST asks for
- * one), at most VNPU_LEASE_MAX_DEVICES into @out. Returns a status.
+ * Hooks: where the core needs a layer above it, that layer registers a
+ * function here and the core calls it; the core includes no upper header
+ * (Documentation/architecture.rst). ../init.c has every upper layer
+ * register its hooks before the first vnpu_init() brings the core up.
  */
-int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count);
-/* Releases the lease vnpu_init() took for VNPU_POOL_REQUEST, if any. */
-void vnpu_lease_release_runtime(void);
+
+/* context.c: called for a context whose streams are drained (mm/ releases its pools). */
+void vnpu_ctx_set_teardown_hook(void (*fn)(struct vnpu_ctx *ctx));
+
+/* device.c: where the devices of a process come from when VNPU_POOL_SOCKET is set. */
+struct vnpu_device_source {
+	/*
+	 * The physical indices of the devices this process leased from the
+	 * pool (taking a lease first if VNPU_POOL_REQUEST asks for one), at
+	 * most VNPU_LEASE_MAX_DEVICES into @out. Returns a status.
+	 */
+	int (*leased_devices)(uint32_t *out, unsigned int *count);
+	/* Releases the lease vnpu_init() took for VNPU_POOL_REQUEST, if any. */
+	void (*release)(void);
+};
+void vnpu_rt_set_device_source(const struct vnpu_device_source *source);
+/* vnpu_init() once the hooks are registered. */
+int vnpu_rt_init(unsigned int flags);
 
 /* log.c */
 enum vnpu_log_level { VNPU_LOG_ERROR = 1, VNPU_LOG_WARN, VNPU_LOG_INFO, VNPU_LOG_DEBUG };

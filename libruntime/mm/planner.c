@@ -41,8 +41,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/runtime.h"
 #include "planner_search.h"
-#include "runtime.h"
 
 #define PLAN_DEFAULT_TIME_MS 2000
 /* Largest instance the branch and bound runs on. */

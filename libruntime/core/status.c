@@ -144,3 +144,9 @@ int vnpu_status_from_errno(int err)
 		return VNPU_ERROR_DRIVER;
 	}
 }
+
+int vnpu_status_from_query_errno(int err)
+{
+	err = err < 0 ? -err : err;
+	return err == ENOTTY || err == EINVAL ? VNPU_ERROR_DRIVER_VERSION : vnpu_status_from_errno(err);
+}

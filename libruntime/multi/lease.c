@@ -16,8 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/runtime.h"
 #include "lease_proto.h"
-#include "runtime.h"
+#include "multi.h"
 
 struct held_lease {
 	uint64_t id;
@@ -324,7 +325,12 @@ static void add_device(uint32_t *out, unsigned int *n, uint32_t dev)
 		out[(*n)++] = dev;
 }
 
-int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count)
+/*
+ * The physical indices of the devices this process leased from the pool at
+ * VNPU_POOL_SOCKET (taking a lease first if VNPU_POOL_REQUEST asks for one),
+ * at most VNPU_LEASE_MAX_DEVICES into @out. Returns a status.
+ */
+static int leased_devices(uint32_t *out, unsigned int *count)
 {
 	const char *request = getenv("VNPU_POOL_REQUEST");
 	struct vnpu_lease_info infos[VNPU_LEASE_MAX_DEVICES];
@@ -373,7 +379,8 @@ int vnpu_lease_visible_devices(uint32_t *out, unsigned int *count)
 	return VNPU_SUCCESS;
 }
 
-void vnpu_lease_release_runtime(void)
+/* Releases the lease vnpu_init() took for VNPU_POOL_REQUEST, if any. */
+static void release_runtime_leases(void)
 {
 	for (;;) {
 		struct held_lease *h = NULL;
@@ -391,4 +398,14 @@ void vnpu_lease_release_runtime(void)
 			return;
 		release_held(h);
 	}
+}
+
+static const struct vnpu_device_source lease_source = {
+	.leased_devices = leased_devices,
+	.release = release_runtime_leases,
+};
+
+void vnpu_multi_register(void)
+{
+	vnpu_rt_set_device_source(&lease_source);
 }

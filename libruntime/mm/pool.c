@@ -12,9 +12,10 @@
 
 #include <xf86drm.h>
 
+#include "core/runtime.h"
+#include "core/trace.h"
+#include "mm.h"
 #include "pool_core.h"
-#include "runtime.h"
-#include "trace.h"
 
 /*
  * Pool objects are type-stable: vnpu_pool_malloc() and vnpu_pool_free()
@@ -265,7 +266,7 @@ static int unlink_pool(struct vnpu_ctx *ctx, struct vnpu_pool_obj *pool)
 }
 
 /* Called once a context's streams are drained: its caches, then its pools go. */
-void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx)
+static void ctx_destroy_mm(struct vnpu_ctx *ctx)
 {
 	struct vnpu_data_cache_obj *caches;
 	struct vnpu_pool_obj *pools;
@@ -284,6 +285,11 @@ void vnpu_ctx_destroy_mm(struct vnpu_ctx *ctx)
 		vnpu_obj_put(vnpu_handle_remove(pools->obj.handle, VNPU_OBJ_POOL, NULL));
 		pools = next;
 	}
+}
+
+void vnpu_mm_register(void)
+{
+	vnpu_ctx_set_teardown_hook(ctx_destroy_mm);
 }
 
 static int pool_get(struct vnpu_pool handle, struct vnpu_pool_obj **pool)

@@ -196,9 +196,18 @@ int vnpu_ctx_default_stream(struct vnpu_context handle, struct vnpu_stream *out)
 	return vnpu_set_status(status);
 }
 
+/* The hook of the layer that keeps pools in a context (mm/); may be NULL. */
+static void (*ctx_teardown)(struct vnpu_ctx *ctx);
+
+void vnpu_ctx_set_teardown_hook(void (*fn)(struct vnpu_ctx *ctx))
+{
+	ctx_teardown = fn;
+}
+
 /*
  * Takes every stream off the context and destroys it, draining it first
- * unless @abort, then the data caches and pools, which hold streams. The
+ * unless @abort, then (the teardown hook) the data caches and pools,
+ * which hold streams. The
  * driver keeps what queued work uses either way.
  */
 void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort)
@@ -219,7 +228,8 @@ void vnpu_ctx_destroy_streams(struct vnpu_ctx *ctx, int abort)
 			vnpu_stream_synchronize_obj(s, -1);
 		vnpu_obj_put(vnpu_handle_remove(s->obj.handle, VNPU_OBJ_STREAM, NULL));
 	}
-	vnpu_ctx_destroy_mm(ctx);
+	if (ctx_teardown)
+		ctx_teardown(ctx);
 }
 
 int vnpu_ctx_destroy(struct vnpu_context handle, uint32_t flags)
@@ -335,4 +345,22 @@ int vnpu_ctx_synchronize_all(struct vnpu_context handle, int64_t timeout_ns)
 	status = vnpu_ctx_synchronize(ctx, timeout_ns);
 	vnpu_ctx_put(ctx);
 	return vnpu_set_status(status);
+}
+
+long vnpu_ctx_find_peer_locked(struct vnpu_ctx *ctx, uint64_t peer)
+{
+	for (size_t i = 0; i < ctx->num_peers; i++)
+		if (ctx->peers[i] == peer)
+			return (long)i;
+	return -1;
+}
+
+int vnpu_ctx_peer_enabled(struct vnpu_ctx *ctx, struct vnpu_ctx *peer)
+{
+	int enabled;
+
+	pthread_mutex_lock(&ctx->lock);
+	enabled = vnpu_ctx_find_peer_locked(ctx, peer->obj.handle) >= 0;
+	pthread_mutex_unlock(&ctx->lock);
+	return enabled;
 }

@@ -26,7 +26,8 @@
 
 #include <xf86drm.h>
 
-#include "runtime.h"
+#include "core/runtime.h"
+#include "multi.h"
 
 #define VNPU_COMM_MAX_RANKS 64
 /* Largest n of one ADD launch (the driver's dimension limit). */

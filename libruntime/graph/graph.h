@@ -2,8 +2,13 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * Private interface between the graph loader (graph.c), its operator
- * mapping (graph_ops.c) and the tensor files (tensor_file.c).
+ * graph/: the ONNX graph engine, the top layer of the runtime. Owns the
+ * graph loader and runner (graph.c), the mapping of ONNX operators to the
+ * device's (graph_ops.c) and tensor files (tensor_file.c); this header is
+ * their private interface. It may call the core (core/runtime.h,
+ * core/trace.h) and memory management (the planner, through the public
+ * vnpu_plan_*() calls); nothing calls it but the application.
+ * See Documentation/architecture.rst.
  */
 #ifndef VNPU_GRAPH_PRIVATE_H
 #define VNPU_GRAPH_PRIVATE_H
@@ -12,7 +17,7 @@
 #include <stdint.h>
 
 #include "onnx/onnx.pb-c.h"
-#include "runtime.h"
+#include "core/runtime.h"
 
 /* Where a tensor lives on the device. */
 enum gt_class {

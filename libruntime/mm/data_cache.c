@@ -16,8 +16,9 @@
 
 #include <xf86drm.h>
 
-#include "runtime.h"
-#include "trace.h"
+#include "core/runtime.h"
+#include "core/trace.h"
+#include "mm.h"
 
 #define DC_MAX_USERS 16
 
