@@ -1862,7 +1862,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * search's bisection below does better than the branch and bound's
 	 * (on generated perfect packings, planner_bench).
 	 */
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && (cap || n > PLAN_SEARCH_MAX)) {
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target &&
+	    (cap || n > PLAN_SEARCH_MAX)) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/* With a capacity: the branch and bound aims at it. */
 			int r = bb_run(&p, target, deadline, off, &nodes);
@@ -1871,7 +1872,10 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 				keep(&best, off, plan_arena(&p, off), n);
 		} else {
 			/* Half of the budget, the rest to the skyline search's bisection. */
-			uint64_t t = cpu_ns(), dl = n <= PLAN_SKY_MAX ? t + (deadline - t) / 2 : deadline;
+			uint64_t t = cpu_ns(), dl = deadline;
+
+			if (n <= PLAN_SKY_MAX)
+				dl = t + (deadline - t) / 2;
 
 			if (improve_large(&p, &sky, keys, order, off, &best, target, dl,
 					  opts->seed, classic, &nodes))

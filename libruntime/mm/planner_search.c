@@ -552,7 +552,8 @@ static uint32_t sk_corner_count(const struct sks *k, const struct sk_corner *v)
 		for (uint32_t j = k->st_start[v->c]; j < k->st_start[v->c + 1]; j++) {
 			uint32_t u = k->st[j];
 
-			cnt += !k->placed[u] && pb->t1[u] <= v->d && pb->size[u] <= k->target - v->g;
+			cnt += !k->placed[u] && pb->t1[u] <= v->d &&
+			       pb->size[u] <= k->target - v->g;
 		}
 		return cnt;
 	}

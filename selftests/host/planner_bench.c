@@ -183,7 +183,8 @@ int main(int argc, char **argv)
 		}
 		return emit(argv[optind], argv[optind + 1], argv[optind + 2]);
 	}
-	printf("| family | buffers | seeds | at optimum | worst ratio (seed) | mean ratio | mean ms | max ms |\n");
+	printf("| family | buffers | seeds | at optimum | worst ratio (seed) | mean ratio"
+	       " | mean ms | max ms |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	for (unsigned int fi = 0; fi < nfams; fi++) {
 		for (size_t si = 0; si < nsizes; si++) {
@@ -193,7 +194,8 @@ int main(int argc, char **argv)
 			for (unsigned int k = 0; k < seeds; k++)
 				if (run_one(f, sizes[si], first_seed + k, ms, &r))
 					return 1;
-			printf("| %s%s | %zu | %u | %u (%.0f%%) | %.4f (%" PRIu64 ") | %.4f | %.0f | %.0f |\n",
+			printf("| %s%s | %zu | %u | %u (%.0f%%) | %.4f (%" PRIu64 ") | %.4f"
+			       " | %.0f | %.0f |\n",
 			       pgen_family_name(f), pgen_known_optimum(f) ? "" : " (vs LB)",
 			       r.buffers / r.runs, r.runs, r.at_opt, 100.0 * r.at_opt / r.runs,
 			       r.worst, r.worst_seed, r.sum_ratio / r.runs, r.sum_ms / r.runs,
