@@ -252,12 +252,23 @@ $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BU
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
-bench-planner: $(BUILD)/bin/vnpu-plan
+bench-planner: $(BUILD)/bin/vnpu-plan $(BUILD)/host/planner_bench
 	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms | cpu ms | nodes |"
 	@for f in $(PLANNER_DATA)/*.csv; do \
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
 	done
+	@$(BUILD)/host/planner_bench $(PLANNER_BENCH_ARGS)
+
+# Generated instances of known optimum (selftests/host/planner_gen.c), per
+# family and size: share at the optimum, worst ratio, time. The default (50
+# seeds, 200 to 6,000 buffers, every family) takes about half an hour of
+# CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
+$(BUILD)/host/planner_bench: selftests/host/planner_bench.c selftests/host/planner_gen.c \
+		selftests/host/planner_gen.h $(RT_SO) $(RT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include $(filter %.c,$^) -o $@ -L$(BUILD)/lib -lvnpurt \
+		-Wl,-rpath,'$$ORIGIN/../lib'
 
 # Pool and data cache benchmark in the VM (tools/bench/pool.plan); reports, never asserts.
 $(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) $(RT_HEADERS)
@@ -333,7 +344,8 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
-		$(RT_HEADERS) $(KSFT_HEADERS)
+		libruntime/mm/planner_search.c libruntime/mm/planner_search.h selftests/host/planner_gen.c \
+		selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread

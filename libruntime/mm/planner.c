@@ -35,16 +35,20 @@
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/runtime.h"
+#include "planner_search.h"
 
 #define PLAN_DEFAULT_TIME_MS 2000
 /* Largest instance the branch and bound runs on. */
 #define PLAN_SEARCH_MAX 2048
+/* Largest instance the skyline search runs on (it recurses per placement). */
+#define PLAN_SKY_MAX 8192
 /* A plan run that ran out of time (never kept: above any real arena). */
 #define PLAN_ABORTED (UINT64_MAX - 1)
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
@@ -1745,6 +1749,36 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 	return 0;
 }
 
+static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
+{
+	uint64_t arena = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (off[i] + p->size[i] > arena)
+			arena = off[i] + p->size[i];
+	return arena;
+}
+
+/*
+ * One run of the skyline search (planner_search.c) for a plan within
+ * @target, kept in @best if found. Returns 1 found, 0 not found in time
+ * or infeasible, -1 out of memory.
+ */
+static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
+		      uint64_t seed, uint64_t *off, struct best *best, uint64_t *nodes)
+{
+	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
+				  p->sec_total };
+	int r = sks_run(&pb, target, deadline, seed, off, nodes);
+
+	if (r == SKS_NOMEM)
+		return -1;
+	if (r != SKS_FOUND)
+		return 0;
+	keep(best, off, plan_arena(p, off), p->n);
+	return 1;
+}
+
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		   const struct vnpu_plan_options *opts,
 		   struct vnpu_plan_stats *stats)
@@ -1815,39 +1849,56 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target) {
-		if (n <= PLAN_SEARCH_MAX) {
-			/*
-			 * Without a capacity, aim at the lower bound first, then
-			 * at points between it and the best plan so far.
-			 */
-			uint64_t lo = target, hi = best.arena;
-			int first = 1;
+	/* The skyline search first, on half of the budget. */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX) {
+		uint64_t t = cpu_ns();
 
-			for (uint64_t t = cpu_ns(); lo < hi && t < deadline; t = cpu_ns()) {
-				uint64_t mid = first ? lo : lo + (hi - lo) / 2;
-				uint64_t left = deadline - t;
-				uint64_t dl = cap ? deadline : t + (first ? left / 2 : left / 3);
-				int r = bb_run(&p, mid, dl, off, &nodes);
-
-				first = 0;
-				if (r == 1) {
-					uint64_t arena = 0;
-
-					for (size_t i = 0; i < n; i++)
-						if (off[i] + p.size[i] > arena)
-							arena = off[i] + p.size[i];
-					keep(&best, off, arena, n);
-					hi = best.arena;
-				} else {
-					if (cap)
-						break;
-					lo = mid + 1;
-				}
-			}
-		} else if (improve_large(&p, &sky, keys, order, off, &best, target,
-					 deadline, opts->seed, classic, &nodes)) {
+		if (sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
+			       &nodes) < 0)
 			goto out;
+	}
+	/*
+	 * Without a capacity, up to PLAN_SEARCH_MAX buffers, the skyline
+	 * search's bisection below does better than the branch and bound's
+	 * (on generated perfect packings, planner_bench).
+	 */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target &&
+	    (cap || n > PLAN_SEARCH_MAX)) {
+		if (n <= PLAN_SEARCH_MAX) {
+			/* With a capacity: the branch and bound aims at it. */
+			int r = bb_run(&p, target, deadline, off, &nodes);
+
+			if (r == 1)
+				keep(&best, off, plan_arena(&p, off), n);
+		} else {
+			/* Half of the budget, the rest to the skyline search's bisection. */
+			uint64_t t = cpu_ns(), dl = deadline;
+
+			if (n <= PLAN_SKY_MAX)
+				dl = t + (deadline - t) / 2;
+
+			if (improve_large(&p, &sky, keys, order, off, &best, target, dl,
+					  opts->seed, classic, &nodes))
+				goto out;
+		}
+	}
+	/*
+	 * Anytime: while budget is left and the plan is above the lower
+	 * bound (a capacity may leave room), bisect towards it with the
+	 * skyline search.
+	 */
+	if (opts->strategy == VNPU_PLAN_BEST && n <= PLAN_SKY_MAX) {
+		uint64_t lo = p.lower_bound;
+
+		for (uint64_t t = cpu_ns(); lo < best.arena && t < deadline; t = cpu_ns()) {
+			uint64_t mid = lo + (best.arena - lo) / 2;
+			int r = sky_search(&p, mid, t + (deadline - t) / 2, opts->seed, off, &best,
+					   &nodes);
+
+			if (r < 0)
+				goto out;
+			if (!r)
+				lo = mid + 1;
 		}
 	}
 	stats->search_nodes = nodes;
@@ -1884,6 +1935,51 @@ out:
 	return status;
 }
 
+/*
+ * The searches recurse once per placement (a few hundred bytes of stack
+ * each): large instances plan on a thread whose stack holds that, so a
+ * caller on a small thread stack is safe. The CPU-time budget is the
+ * planning thread's either way.
+ */
+#define PLAN_THREAD_MIN 1024
+#define PLAN_THREAD_STACK (64u << 20)
+
+struct compute_call {
+	struct vnpu_plan_buffer *bufs;
+	size_t n;
+	const struct vnpu_plan_options *opts;
+	struct vnpu_plan_stats *stats;
+	int status;
+};
+
+static void *compute_thread(void *arg)
+{
+	struct compute_call *c = arg;
+
+	c->status = compute(c->bufs, c->n, c->opts, c->stats);
+	return NULL;
+}
+
+static int compute_on_big_stack(struct vnpu_plan_buffer *bufs, size_t n,
+				const struct vnpu_plan_options *opts,
+				struct vnpu_plan_stats *stats)
+{
+	struct compute_call c = { bufs, n, opts, stats, VNPU_SUCCESS };
+	pthread_attr_t attr;
+	pthread_t th;
+	int started;
+
+	if (n < PLAN_THREAD_MIN || pthread_attr_init(&attr))
+		return compute(bufs, n, opts, stats);
+	started = !pthread_attr_setstacksize(&attr, PLAN_THREAD_STACK) &&
+		  !pthread_create(&th, &attr, compute_thread, &c);
+	pthread_attr_destroy(&attr);
+	if (!started)
+		return compute(bufs, n, opts, stats);
+	pthread_join(th, NULL);
+	return c.status;
+}
+
 int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		      const struct vnpu_plan_options *opts,
 		      struct vnpu_plan_stats *stats)
@@ -1906,7 +2002,7 @@ int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
 	if (count)
 		memcpy(work, bufs, count * sizeof(*work));
-	status = compute(work, count, opts, stats);
+	status = compute_on_big_stack(work, count, opts, stats);
 	if (status == VNPU_SUCCESS)
 		for (size_t i = 0; i < count; i++)
 			bufs[i].offset = work[i].offset;

@@ -3,14 +3,18 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Description: host unit tests of the static memory planner: known
- * optima of small published fixtures, randomized instances checked by the
- * verifier, and rejection of bad input.
+ * optima of small published fixtures, generated instances of known
+ * optimum (planner_gen.c: perfect packings, ladders, chains) checked by an
+ * independent checker, randomized instances checked by the verifier, and
+ * rejection of bad input.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "planner_gen.h"
 #include "vnpu.h"
 
 struct fx {
@@ -320,6 +324,164 @@ TEST(search_decomposes_independent_blocks)
 	EXPECT_EQ(10, arena);
 	EXPECT_EQ(1, st.optimal);
 	free(b);
+}
+
+/* --- generated instances of known optimum (planner_gen.c) ------------------------ */
+
+/*
+ * Plans a generated instance; every plan must pass both the independent
+ * checker and the verifier, and lie between the optimum and the greedy
+ * stage. Returns arena / optimum.
+ */
+static double plan_generated(struct __test_metadata *_metadata, unsigned int family,
+			     size_t n, uint64_t seed, unsigned int ms, uint64_t align)
+{
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = ms,
+				       .seed = seed };
+	struct vnpu_plan_stats st;
+	struct vnpu_plan_buffer *b;
+	uint64_t opt = 0, arena = 0, varena = 0;
+	size_t count = 0;
+
+	b = pgen_generate(family, n, seed, &count, &opt);
+	EXPECT_NE(NULL, b);
+	if (!b)
+		return 0;
+	for (size_t i = 0; i < count; i++)
+		b[i].alignment = align;
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, count, &o, &st));
+	EXPECT_EQ(0, pgen_check(b, count, &arena));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, count, 0, &varena));
+	EXPECT_EQ(arena, varena);
+	EXPECT_EQ(st.arena_size, arena);
+	EXPECT_LE(opt, arena);
+	EXPECT_LE(st.lower_bound, opt);
+	EXPECT_LE(arena, st.greedy_size);
+	if (align)
+		for (size_t i = 0; i < count; i++)
+			EXPECT_EQ(0, b[i].offset % align);
+	free(b);
+	return (double)arena / (double)opt;
+}
+
+TEST(generated_witnesses_are_perfect)
+{
+	/*
+	 * The generators' own plans (in the offsets) are valid and reach
+	 * the stated optimum, which for the packings is the lower bound.
+	 */
+	for (unsigned int f = 0; f < PGEN_FAMILIES; f++) {
+		for (uint64_t seed = 1; seed <= 5; seed++) {
+			size_t count = 0;
+			uint64_t opt = 0, arena = 0, lb = 0;
+			struct vnpu_plan_buffer *b = pgen_generate(f, 300, seed, &count, &opt);
+
+			ASSERT_NE(NULL, b);
+			EXPECT_LT(100, count);
+			ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_bounds(b, count, NULL, &lb));
+			EXPECT_LE(lb, opt);
+			if (f != PGEN_CHAIN && f != PGEN_RANDOM) {
+				EXPECT_EQ(0, pgen_check(b, count, &arena));
+				EXPECT_EQ(opt, arena);
+				EXPECT_EQ(lb, opt);
+			}
+			free(b);
+		}
+	}
+	EXPECT_EQ(NULL, pgen_generate(PGEN_FAMILIES, 10, 1, NULL, NULL));
+	EXPECT_STREQ("guillotine", pgen_family_name(PGEN_GUILLOTINE));
+}
+
+TEST(checker_catches_overlap)
+{
+	struct vnpu_plan_buffer b[] = {
+		{ .size = 8, .first = 0, .last = 2, .offset = 0 },
+		{ .size = 8, .first = 1, .last = 3, .offset = 7 },
+		{ .size = 8, .first = 2, .last = 4, .offset = 0 },
+	};
+	uint64_t arena;
+
+	EXPECT_EQ(-1, pgen_check(b, 3, &arena));
+	b[1].offset = 8;
+	EXPECT_EQ(0, pgen_check(b, 3, &arena));
+	EXPECT_EQ(16, arena);
+	b[1].alignment = 16;
+	EXPECT_EQ(-1, pgen_check(b, 3, &arena));
+}
+
+TEST(generated_perfect_packings_reach_the_optimum)
+{
+	/*
+	 * Small guillotine packings, tilings and chains: the skyline search
+	 * finds the zero-waste plan (budget generous for a slow sanitized
+	 * build; it stops at the optimum).
+	 */
+	for (uint64_t seed = 1; seed <= 12; seed++)
+		EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_GUILLOTINE, 200, seed,
+					      OPTIMUM_BUDGET_MS, 0));
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_TILING, 700, seed,
+					      OPTIMUM_BUDGET_MS, 0));
+		EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_CHAIN, 1500, seed,
+					      OPTIMUM_BUDGET_MS, 0));
+	}
+	/* Aligned to the 512-byte grid the packings are made of: still perfect. */
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_GUILLOTINE, 150, seed,
+					      OPTIMUM_BUDGET_MS, 512));
+}
+
+TEST(generated_instances_plan_validly)
+{
+	/*
+	 * Every family at sizes where the search may run out of its (short)
+	 * budget: the plan is still valid and no worse than the greedy.
+	 */
+	for (unsigned int f = 0; f < PGEN_FAMILIES; f++)
+		for (uint64_t seed = 1; seed <= 2; seed++) {
+			EXPECT_GE(1.5, plan_generated(_metadata, f, 600, seed, 150,
+						      seed == 2 ? 1024 : 0));
+			EXPECT_GE(1.5, plan_generated(_metadata, f, 2500, seed, 150, 0));
+		}
+}
+
+struct small_stack_call {
+	struct vnpu_plan_buffer *b;
+	size_t n;
+	int status;
+};
+
+static void *plan_on_small_stack(void *arg)
+{
+	struct small_stack_call *c = arg;
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = 200 };
+
+	c->status = vnpu_plan_compute(c->b, c->n, &o, NULL);
+	return NULL;
+}
+
+TEST(large_plan_from_a_small_thread_stack)
+{
+	/*
+	 * The searches recurse once per placement; a caller on a 256 KiB
+	 * thread stack must still get a plan (the planner moves large
+	 * instances to a thread of its own).
+	 */
+	struct small_stack_call c = { 0 };
+	pthread_attr_t attr;
+	pthread_t th;
+	uint64_t opt;
+
+	c.b = pgen_generate(PGEN_RANDOM, 6000, 7, &c.n, &opt);
+	ASSERT_NE(NULL, c.b);
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 256 << 10));
+	ASSERT_EQ(0, pthread_create(&th, &attr, plan_on_small_stack, &c));
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&attr);
+	EXPECT_EQ(VNPU_SUCCESS, c.status);
+	EXPECT_EQ(0, pgen_check(c.b, c.n, NULL));
+	free(c.b);
 }
 
 TEST(verifier_catches_overlap_and_misalignment)
