@@ -268,6 +268,8 @@ static void vnpu_run_gemm(const struct vnpu_kernel_op *op, const bool *aborted)
 {
 	u32 i, j, p, len;
 
+	if (vnpu_gemm_run(op, aborted))
+		return;
 	for (i = 0; i < op->m; i++) {
 		if (op->k <= VNPU_FPU_GEMM_MACS) {
 			/* Whole dot products, several outputs per section. */
@@ -348,6 +350,8 @@ static void vnpu_run_gemm_i8(const struct vnpu_kernel_op *op, const bool *aborte
 void vnpu_kernel_run(const struct vnpu_kernel_op *op, const bool *aborted)
 {
 	if (op->op >= DRM_VNPU_OP_T_COPY) {
+		if (op->op == DRM_VNPU_OP_T_DOT && vnpu_gemm_dot_run(op, aborted))
+			return;
 		vnpu_tensor_run(op, aborted);
 		return;
 	}

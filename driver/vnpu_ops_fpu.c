@@ -16,6 +16,7 @@
 #include <drm/vnpu_accel.h>
 
 #include "vnpu_ops.h"
+#include "vnpu_simd.h"
 
 union vnpu_f32 {
 	u32 u;
@@ -144,37 +145,16 @@ void vnpu_fpu_binary(u32 op, const void *a, const void *b, void *c, u32 count, u
 {
 	const float *x = a, *y = b;
 	float *z = c, s = vnpu_bits_to_f32(alpha);
-	u32 i;
+	u32 i, t;
 
-	for (i = 0; i < count; i++) {
-		float p = x[i], q = y[i], r;
-
-		switch (op) {
-		case DRM_VNPU_OP_ADD:
-		case DRM_VNPU_OP_BIAS_ADD:
-			r = p + q;
-			break;
-		case DRM_VNPU_OP_SUB:
-			r = p - q;
-			break;
-		case DRM_VNPU_OP_MUL:
-			r = p * q;
-			break;
-		case DRM_VNPU_OP_DIV:
-			r = p / q;
-			break;
-		case DRM_VNPU_OP_MAX:
-			r = p > q ? p : q;
-			break;
-		case DRM_VNPU_OP_MIN:
-			r = p < q ? p : q;
-			break;
-		default: /* DRM_VNPU_OP_AXPY */
-			r = s * p + q;
-			break;
-		}
-		z[i] = r;
+	if (op == DRM_VNPU_OP_AXPY) {
+		for (i = 0; i < count; i++)
+			z[i] = s * x[i] + y[i];
+		return;
 	}
+	/* ADD .. MIN and BIAS_ADD: the vector kernels of their N-d twins. */
+	t = op == DRM_VNPU_OP_BIAS_ADD ? DRM_VNPU_OP_T_ADD : op - DRM_VNPU_OP_ADD + DRM_VNPU_OP_T_ADD;
+	vnpu_simd_active->binary(t, a, b, c, count, 1);
 }
 
 void vnpu_fpu_unary(u32 op, const void *a, void *c, u32 count)
@@ -183,20 +163,17 @@ void vnpu_fpu_unary(u32 op, const void *a, void *c, u32 count)
 	float *z = c;
 	u32 i;
 
+	if (op == DRM_VNPU_OP_RELU) {
+		vnpu_simd_active->relu(a, c, count);
+		return;
+	}
 	for (i = 0; i < count; i++) {
 		float p = x[i];
 
-		switch (op) {
-		case DRM_VNPU_OP_RELU:
-			z[i] = p > 0.0f ? p : 0.0f;
-			break;
-		case DRM_VNPU_OP_GELU:
+		if (op == DRM_VNPU_OP_GELU)
 			z[i] = (float)vnpu_gelu(p);
-			break;
-		default: /* DRM_VNPU_OP_EXP */
+		else /* DRM_VNPU_OP_EXP */
 			z[i] = (float)vnpu_exp(p);
-			break;
-		}
 	}
 }
 
@@ -375,6 +352,10 @@ void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 
 		if (o == DRM_VNPU_OP_T_BATCHNORM) {
 			vnpu_t_norm_run(op, it, x, z, n);
+		} else if (sa == 1 && sc == 1 && b && sb <= 1) {
+			vnpu_simd_active->binary(o, x, b + it->off[1], z, n, sb);
+		} else if (sa == 1 && sc == 1 && o == DRM_VNPU_OP_T_RELU) {
+			vnpu_simd_active->relu(x, z, n);
 		} else if (b) {
 			const float *y = b + it->off[1];
 
