@@ -63,6 +63,8 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "vnpu_drv.h"
+#include "vnpu_engine.h"
 #include "vnpu_ops.h"
 #include "vnpu_simd.h"
 
@@ -74,6 +76,8 @@
 #define VNPU_GEMM_NC 512
 /* Multiply-adds of one FPU section, rounded up to whole tiles. */
 #define VNPU_GEMM_SECTION_MACS (64 * 1024)
+/* Multiply-adds from which an operator is split across engines. */
+#define VNPU_GEMM_SPLIT_MACS (4 * 1024 * 1024)
 /* Outputs below which the scalar path is used. */
 #define VNPU_GEMM_MIN_OUTPUTS 32
 #define VNPU_FP32_ONE 0x3f800000u
@@ -82,6 +86,11 @@ static char *vnpu_simd_param = "auto";
 module_param_named(simd, vnpu_simd_param, charp, 0444);
 MODULE_PARM_DESC(simd,
 		 "Vector kernels: auto (AVX2 and FMA where the CPU has them, else SSE2), avx2 or sse2 (default auto)");
+
+static bool vnpu_compute_split = true;
+module_param_named(compute_split, vnpu_compute_split, bool, 0644);
+MODULE_PARM_DESC(compute_split,
+		 "Split large matrix products across the idle compute engines of the device (default 1)");
 
 const struct vnpu_simd *vnpu_simd_active = &vnpu_simd_sse2;
 
@@ -268,6 +277,129 @@ static bool vnpu_gemm_desc_run(const struct vnpu_gemm_desc *g, struct vnpu_gemm_
 	return true;
 }
 
+/**
+ * struct vnpu_gemm_split - a matrix product split into parts
+ * @g: the product; a part is a block of its rows or of its columns
+ * @aborted: the job's abort flag
+ * @next: the next part to claim
+ * @parts: number of parts
+ * @step: rows (or columns) of a part
+ * @by_rows: parts are blocks of rows, else of columns
+ *
+ * Lives on the stack of the engine running the job, which takes parts
+ * like its helpers and, before returning, cancels the helpers that have
+ * not started and waits for the running ones (vnpu_gemm_run_split()).
+ */
+struct vnpu_gemm_split {
+	const struct vnpu_gemm_desc *g;
+	const bool *aborted;
+	atomic_t next;
+	u32 parts;
+	u32 step;
+	bool by_rows;
+};
+
+/**
+ * struct vnpu_gemm_helper - a sibling engine's share of a split
+ * @work: queued on the sibling's &vnpu_engine.exec_wq
+ * @split: the split
+ * @engine: the sibling; it stops taking parts once a job of its own waits
+ */
+struct vnpu_gemm_helper {
+	struct work_struct work;
+	struct vnpu_gemm_split *split;
+	struct vnpu_engine *engine;
+};
+
+/*
+ * Runs parts of @sp until none is left, the job is aborted, or @helper's
+ * engine has a job of its own. False if aborted.
+ */
+static bool vnpu_gemm_split_take(struct vnpu_gemm_split *sp, struct vnpu_gemm_scratch *scr,
+				 struct vnpu_engine *helper)
+{
+	const struct vnpu_gemm_desc *g = sp->g;
+	int p;
+
+	while (!(helper && atomic_read(&helper->queued)) &&
+	       (p = atomic_fetch_inc(&sp->next)) < sp->parts) {
+		struct vnpu_gemm_desc part = *g;
+		u32 first = p * sp->step;
+
+		if (sp->by_rows) {
+			part.m = min(sp->step, g->m - first);
+			part.a += first * g->rs_a;
+			part.c += first * g->rs_c;
+		} else {
+			part.n = min(sp->step, g->n - first);
+			part.b += first * g->cs_b;
+			part.c += first * g->cs_c;
+		}
+		if (!vnpu_gemm_desc_run(&part, scr, sp->aborted))
+			return false;
+	}
+	return true;
+}
+
+static void vnpu_gemm_helper_work(struct work_struct *work)
+{
+	struct vnpu_gemm_helper *h = container_of(work, struct vnpu_gemm_helper, work);
+	struct vnpu_gemm_scratch *scr = vnpu_gemm_scratch_get();
+
+	if (!scr)
+		return;
+	vnpu_gemm_split_take(h->split, scr, h->engine);
+	vnpu_gemm_scratch_put(scr);
+}
+
+/*
+ * Runs @g on @engine and, when it is large, on the idle engines of the
+ * same class as well: the product is cut into blocks of
+ * %VNPU_GEMM_MC rows (or %VNPU_GEMM_NC columns) that the engines take
+ * one by one. Helpers are work items on the siblings' ordered exec
+ * workqueues, so a sibling helps only between its own jobs and stops
+ * taking parts as soon as one of its jobs is queued. False if aborted.
+ */
+static bool vnpu_gemm_run_split(const struct vnpu_gemm_desc *g, struct vnpu_gemm_scratch *scr,
+				struct vnpu_engine *engine, const bool *aborted)
+{
+	struct vnpu_gemm_helper h[VNPU_MAX_ENGINES];
+	struct vnpu_gemm_split sp = { .g = g, .aborted = aborted };
+	struct vnpu_device *vdev;
+	u32 rows = DIV_ROUND_UP(g->m, VNPU_GEMM_MC), cols = DIV_ROUND_UP(g->n, VNPU_GEMM_NC);
+	u32 first, last, i, nh = 0;
+	bool ok;
+
+	if (!READ_ONCE(vnpu_compute_split) || !engine ||
+	    (u64)g->m * g->n * g->k < VNPU_GEMM_SPLIT_MACS || max(rows, cols) < 2)
+		return vnpu_gemm_desc_run(g, scr, aborted);
+	sp.by_rows = rows >= cols;
+	sp.parts = sp.by_rows ? rows : cols;
+	sp.step = sp.by_rows ? VNPU_GEMM_MC : VNPU_GEMM_NC;
+	atomic_set(&sp.next, 0);
+
+	vdev = engine->vdev;
+	first = engine - vdev->engines < vdev->num_compute_engines ? 0 : vdev->num_compute_engines;
+	last = first ? vdev->num_engines : vdev->num_compute_engines;
+	for (i = first; i < last && nh + 1 < sp.parts && nh < ARRAY_SIZE(h); i++) {
+		struct vnpu_engine *sib = &vdev->engines[i];
+
+		if (sib == engine || atomic_read(&sib->queued))
+			continue;
+		INIT_WORK_ONSTACK(&h[nh].work, vnpu_gemm_helper_work);
+		h[nh].split = &sp;
+		h[nh].engine = sib;
+		queue_work(sib->exec_wq, &h[nh].work);
+		nh++;
+	}
+	ok = vnpu_gemm_split_take(&sp, scr, NULL);
+	for (i = 0; i < nh; i++) {
+		cancel_work_sync(&h[i].work);
+		destroy_work_on_stack(&h[i].work);
+	}
+	return ok && !READ_ONCE(*aborted);
+}
+
 /* Share of the computed tiles that are outputs, in 1/1024. */
 static u64 vnpu_gemm_fill(u32 m, u32 n, u32 nr)
 {
@@ -298,12 +430,14 @@ static void vnpu_gemm_orient(struct vnpu_gemm_desc *g)
 /**
  * vnpu_gemm_run - GEMM through the blocked kernels
  * @op: a DRM_VNPU_OP_GEMM operator
+ * @engine: the engine running the job, or NULL: no split across engines
  * @aborted: checked between sections
  *
  * Return: false if the operator is left to the scalar path (too small,
  * or no packing memory); true if it ran or stopped at an abort.
  */
-bool vnpu_gemm_run(const struct vnpu_kernel_op *op, const bool *aborted)
+bool vnpu_gemm_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		   const bool *aborted)
 {
 	bool ta = op->flags & DRM_VNPU_KERNEL_TRANS_A;
 	bool tb = op->flags & DRM_VNPU_KERNEL_TRANS_B;
@@ -321,7 +455,7 @@ bool vnpu_gemm_run(const struct vnpu_kernel_op *op, const bool *aborted)
 	if (!scr)
 		return false;
 	vnpu_gemm_orient(&g);
-	vnpu_gemm_desc_run(&g, scr, aborted);
+	vnpu_gemm_run_split(&g, scr, engine, aborted);
 	vnpu_gemm_scratch_put(scr);
 	return true;
 }
@@ -363,12 +497,14 @@ static bool vnpu_gemm_dot_desc(const struct drm_vnpu_tensor_args *t, struct vnpu
 /**
  * vnpu_gemm_dot_run - a T_DOT that is a (batched) matrix product
  * @op: a prepared DRM_VNPU_OP_T_DOT operator
+ * @engine: the engine running the job, or NULL: no split across engines
  * @aborted: checked between sections
  *
  * Return: false if the operator is left to the reduction path; true if it
  * ran or stopped at an abort.
  */
-bool vnpu_gemm_dot_run(const struct vnpu_kernel_op *op, const bool *aborted)
+bool vnpu_gemm_dot_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		       const bool *aborted)
 {
 	const struct drm_vnpu_tensor_args *t = &op->t;
 	struct vnpu_gemm_desc g;
@@ -397,7 +533,7 @@ bool vnpu_gemm_dot_run(const struct vnpu_kernel_op *op, const bool *aborted)
 		one.b = (const u32 *)op->b + it.off[1];
 		one.c = (u32 *)op->c + it.off[2];
 		vnpu_gemm_orient(&one);
-		if (!vnpu_gemm_desc_run(&one, scr, aborted))
+		if (!vnpu_gemm_run_split(&one, scr, engine, aborted))
 			break;
 		vnpu_iter_advance(&it, 1);
 	}

@@ -48,8 +48,7 @@ struct vnpu_gemm_strip {
  * @nr: columns of the GEMM micro-tile (two vectors)
  * @gemm_strip: the micro-tiles of @s
  * @binary: C[i] = A[i] op B[i * @sb] over @n elements (DRM_VNPU_OP_T_ADD
- *	.. T_MIN semantics; @sb is 0 or 1)
- * @relu: C[i] = max(A[i], 0) over @n elements
+ *	.. T_MIN semantics; @sb is 0 or 1). RELU is MAX with a scalar 0.
  *
  * Call only between kernel_fpu_begin() and kernel_fpu_end().
  */
@@ -58,7 +57,6 @@ struct vnpu_simd {
 	u32 nr;
 	void (*gemm_strip)(const struct vnpu_gemm_strip *s);
 	void (*binary)(u32 op, const void *a, const void *b, void *c, u32 n, u32 sb);
-	void (*relu)(const void *a, void *c, u32 n);
 };
 
 extern const struct vnpu_simd vnpu_simd_sse2;

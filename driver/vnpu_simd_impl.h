@@ -16,24 +16,14 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "vnpu_fpu.h"
 #include "vnpu_simd.h"
 
 #define VNPU_NR (2 * VNPU_VEC)
 
-typedef float vnpu_vf __attribute__((vector_size(VNPU_VEC * 4), aligned(4)));
-typedef int vnpu_vi __attribute__((vector_size(VNPU_VEC * 4), aligned(4)));
-
-union vnpu_simd_f32 {
-	u32 u;
-	float f;
-};
-
-static inline float vnpu_simd_f(u32 u)
-{
-	union vnpu_simd_f32 v = { .u = u };
-
-	return v.f;
-}
+/* Vectors of VNPU_VEC 32-bit lanes, loaded from any 4-byte aligned address. */
+typedef float vnpu_vf __attribute__((vector_size(VNPU_VEC * sizeof(u32)))) __aligned(4);
+typedef s32 vnpu_vi __attribute__((vector_size(VNPU_VEC * sizeof(s32)))) __aligned(4);
 
 static inline vnpu_vf vnpu_vload(const float *p)
 {
@@ -57,36 +47,29 @@ static inline vnpu_vf vnpu_vselect(vnpu_vi m, vnpu_vf x, vnpu_vf y)
  * multiply-add where the instruction set has FMA. Twelve accumulators,
  * two B vectors and one broadcast of A fit the 16 vector registers.
  */
+/* One row of the tile: two multiply-adds of the broadcast @a. */
+static __always_inline void vnpu_simd_row(vnpu_vf *c0, vnpu_vf *c1, float a, vnpu_vf b0,
+					  vnpu_vf b1)
+{
+	*c0 += a * b0;
+	*c1 += a * b1;
+}
+
 static void vnpu_simd_tile(u32 kc, const float *pa, const float *pb, vnpu_vf acc[][2])
 {
 	vnpu_vf c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {};
 	vnpu_vf c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {};
 	u32 p;
 
-	for (p = 0; p < kc; p++) {
+	for (p = 0; p < kc; p++, pa += VNPU_GEMM_MR, pb += VNPU_NR) {
 		vnpu_vf b0 = vnpu_vload(pb), b1 = vnpu_vload(pb + VNPU_VEC);
-		float a;
 
-		a = pa[0];
-		c00 += a * b0;
-		c01 += a * b1;
-		a = pa[1];
-		c10 += a * b0;
-		c11 += a * b1;
-		a = pa[2];
-		c20 += a * b0;
-		c21 += a * b1;
-		a = pa[3];
-		c30 += a * b0;
-		c31 += a * b1;
-		a = pa[4];
-		c40 += a * b0;
-		c41 += a * b1;
-		a = pa[5];
-		c50 += a * b0;
-		c51 += a * b1;
-		pa += VNPU_GEMM_MR;
-		pb += VNPU_NR;
+		vnpu_simd_row(&c00, &c01, pa[0], b0, b1);
+		vnpu_simd_row(&c10, &c11, pa[1], b0, b1);
+		vnpu_simd_row(&c20, &c21, pa[2], b0, b1);
+		vnpu_simd_row(&c30, &c31, pa[3], b0, b1);
+		vnpu_simd_row(&c40, &c41, pa[4], b0, b1);
+		vnpu_simd_row(&c50, &c51, pa[5], b0, b1);
 	}
 	acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
 	acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
@@ -97,7 +80,7 @@ static void vnpu_simd_tile(u32 kc, const float *pa, const float *pb, vnpu_vf acc
 static void vnpu_simd_store(const struct vnpu_gemm_strip *s, float *c, u32 rows,
 			    vnpu_vf acc[][2])
 {
-	float alpha = vnpu_simd_f(s->alpha), beta = vnpu_simd_f(s->beta);
+	float alpha = vnpu_bits_to_f32(s->alpha), beta = vnpu_bits_to_f32(s->beta);
 	u32 i, j;
 
 	if (rows == VNPU_GEMM_MR && s->cols == VNPU_NR && s->cs_c == 1) {
@@ -162,70 +145,32 @@ static inline vnpu_vf vnpu_simd_op(u32 op, vnpu_vf x, vnpu_vf y)
 	}
 }
 
-/* One lane of vnpu_simd_op(), for the tails. */
-static inline float vnpu_simd_op1(u32 op, float x, float y)
-{
-	switch (op) {
-	case DRM_VNPU_OP_T_ADD:
-		return x + y;
-	case DRM_VNPU_OP_T_SUB:
-		return x - y;
-	case DRM_VNPU_OP_T_MUL:
-		return x * y;
-	case DRM_VNPU_OP_T_DIV:
-		return x / y;
-	case DRM_VNPU_OP_T_MAX:
-		return x > y ? x : y;
-	default: /* DRM_VNPU_OP_T_MIN */
-		return x < y ? x : y;
-	}
-}
-
-/* The loop is repeated per operator so that the switch stays outside it. */
-#define VNPU_SIMD_BINARY_CASE(o)						\
-	case o:									\
-		for (; i + VNPU_VEC <= n; i += VNPU_VEC)			\
-			vnpu_vstore(z + i, vnpu_simd_op(o, vnpu_vload(x + i),	\
-					sb ? vnpu_vload(y + i) : yb));		\
-		for (; i < n; i++)						\
-			z[i] = vnpu_simd_op1(o, x[i], y[i * sb]);		\
-		break
-
+/*
+ * The tail goes through one vector too, zero-padded: the padding lanes are
+ * computed and dropped (the FPU masks every exception in the kernel).
+ */
 static void vnpu_simd_binary(u32 op, const void *a, const void *b, void *c, u32 n, u32 sb)
 {
 	const float *x = a, *y = b;
-	float *z = c;
+	float xt[VNPU_VEC] = {}, yt[VNPU_VEC] = {}, zt[VNPU_VEC], *z = c;
 	vnpu_vf yb = {};
-	u32 i = 0;
+	u32 i, j;
 
 	if (!n)
 		return;
 	yb += y[0];
-	switch (op) {
-	VNPU_SIMD_BINARY_CASE(DRM_VNPU_OP_T_ADD);
-	VNPU_SIMD_BINARY_CASE(DRM_VNPU_OP_T_SUB);
-	VNPU_SIMD_BINARY_CASE(DRM_VNPU_OP_T_MUL);
-	VNPU_SIMD_BINARY_CASE(DRM_VNPU_OP_T_DIV);
-	VNPU_SIMD_BINARY_CASE(DRM_VNPU_OP_T_MAX);
-	default:
-	VNPU_SIMD_BINARY_CASE(DRM_VNPU_OP_T_MIN);
+	for (i = 0; i + VNPU_VEC <= n; i += VNPU_VEC)
+		vnpu_vstore(z + i, vnpu_simd_op(op, vnpu_vload(x + i),
+						sb ? vnpu_vload(y + i) : yb));
+	if (i == n)
+		return;
+	for (j = 0; i + j < n; j++) {
+		xt[j] = x[i + j];
+		yt[j] = y[(i + j) * sb];
 	}
-}
-
-static void vnpu_simd_relu(const void *a, void *c, u32 n)
-{
-	const float *x = a;
-	float *z = c;
-	vnpu_vf zero = {};
-	u32 i;
-
-	for (i = 0; i + VNPU_VEC <= n; i += VNPU_VEC) {
-		vnpu_vf v = vnpu_vload(x + i);
-
-		vnpu_vstore(z + i, vnpu_vselect(v > zero, v, zero));
-	}
-	for (; i < n; i++)
-		z[i] = x[i] > 0.0f ? x[i] : 0.0f;
+	vnpu_vstore(zt, vnpu_simd_op(op, vnpu_vload(xt), vnpu_vload(yt)));
+	for (j = 0; i + j < n; j++)
+		z[i + j] = zt[j];
 }
 
 const struct vnpu_simd VNPU_SIMD = {
@@ -233,5 +178,4 @@ const struct vnpu_simd VNPU_SIMD = {
 	.nr = VNPU_NR,
 	.gemm_strip = vnpu_simd_gemm_strip,
 	.binary = vnpu_simd_binary,
-	.relu = vnpu_simd_relu,
 };

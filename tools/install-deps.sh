@@ -21,6 +21,8 @@ packages=(
 	# the ONNX backend node tests, demo models generated with python3-onnx
 	protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
 	python3-onnx python3-numpy
+	# make bench-compute: numpy's BLAS is OpenBLAS
+	libopenblas0-pthread
 )
 
 missing=()
