@@ -27,7 +27,9 @@
  * (vnpu_simd_impl.h) are built twice, for SSE2 (nr 8) and for AVX2 + FMA
  * (nr 16); vnpu_gemm_init() picks AVX2 at module load when the CPU and the
  * kernel's extended state support it (the checks of lib/raid6 and the
- * crypto drivers), or what the ``simd`` module parameter asks for. Each
+ * crypto drivers) and its micro-kernel measures faster than the SSE2 one
+ * (an emulated CPU may run the narrow instructions faster), or what the
+ * ``simd`` module parameter asks for. Each
  * kernel_fpu_begin()/kernel_fpu_end() section runs at most about
  * %VNPU_GEMM_SECTION_MACS multiply-adds (at least one tile); between
  * sections the worker checks the job's abort flag and calls
@@ -47,7 +49,9 @@
  */
 
 #include <linux/fpu.h>
+#include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -81,6 +85,7 @@
 /* Outputs below which the scalar path is used. */
 #define VNPU_GEMM_MIN_OUTPUTS 32
 #define VNPU_FP32_ONE 0x3f800000u
+#define VNPU_FP32_THIRD 0x3eaaaaabu
 
 static char *vnpu_simd_param = "auto";
 module_param_named(simd, vnpu_simd_param, charp, 0444);
@@ -303,7 +308,9 @@ struct vnpu_gemm_split {
  * struct vnpu_gemm_helper - a sibling engine's share of a split
  * @work: queued on the sibling's &vnpu_engine.exec_wq
  * @split: the split
- * @engine: the sibling; it stops taking parts once a job of its own waits
+ * @engine: the sibling; it stops taking parts once a job of its own was
+ *	handed to it (&vnpu_engine.running not empty; read without the lock,
+ *	a hint that is at most one part late)
  */
 struct vnpu_gemm_helper {
 	struct work_struct work;
@@ -321,7 +328,7 @@ static bool vnpu_gemm_split_take(struct vnpu_gemm_split *sp, struct vnpu_gemm_sc
 	const struct vnpu_gemm_desc *g = sp->g;
 	int p;
 
-	while (!(helper && atomic_read(&helper->queued)) &&
+	while (!(helper && !list_empty(&helper->running)) &&
 	       (p = atomic_fetch_inc(&sp->next)) < sp->parts) {
 		struct vnpu_gemm_desc part = *g;
 		u32 first = p * sp->step;
@@ -356,9 +363,10 @@ static void vnpu_gemm_helper_work(struct work_struct *work)
  * Runs @g on @engine and, when it is large, on the idle engines of the
  * same class as well: the product is cut into blocks of
  * %VNPU_GEMM_MC rows (or %VNPU_GEMM_NC columns) that the engines take
- * one by one. Helpers are work items on the siblings' ordered exec
- * workqueues, so a sibling helps only between its own jobs and stops
- * taking parts as soon as one of its jobs is queued. False if aborted.
+ * one by one. Helpers are work items on the ordered exec workqueues of
+ * the siblings that have no job (&vnpu_engine.running empty), so a
+ * sibling helps only between its own jobs, and stops taking parts as soon
+ * as one of its jobs is handed to it. False if aborted.
  */
 static bool vnpu_gemm_run_split(const struct vnpu_gemm_desc *g, struct vnpu_gemm_scratch *scr,
 				struct vnpu_engine *engine, const bool *aborted)
@@ -384,7 +392,7 @@ static bool vnpu_gemm_run_split(const struct vnpu_gemm_desc *g, struct vnpu_gemm
 	for (i = first; i < last && nh + 1 < sp.parts && nh < ARRAY_SIZE(h); i++) {
 		struct vnpu_engine *sib = &vdev->engines[i];
 
-		if (sib == engine || atomic_read(&sib->queued))
+		if (sib == engine || !list_empty(&sib->running))
 			continue;
 		INIT_WORK_ONSTACK(&h[nh].work, vnpu_gemm_helper_work);
 		h[nh].split = &sp;
@@ -408,14 +416,15 @@ static u64 vnpu_gemm_fill(u32 m, u32 n, u32 nr)
 	return (u64)m * n * 1024 / tiles;
 }
 
-/* Computes C^T = B^T A^T instead when that fills the tiles better. */
+/* Computes C^T = B^T A^T instead when that fills the tiles much better. */
 static void vnpu_gemm_orient(struct vnpu_gemm_desc *g)
 {
 	u32 nr = vnpu_simd_active->nr;
 	const u32 *a = g->a;
 	size_t rs_a = g->rs_a, cs_a = g->cs_a;
 
-	if (vnpu_gemm_fill(g->n, g->m, nr) <= vnpu_gemm_fill(g->m, g->n, nr))
+	/* Only for a clear gain: the given layout usually packs faster. */
+	if (vnpu_gemm_fill(g->n, g->m, nr) * 9 <= vnpu_gemm_fill(g->m, g->n, nr) * 10)
 		return;
 	swap(g->m, g->n);
 	g->a = g->b;
@@ -552,8 +561,71 @@ static const struct vnpu_simd *vnpu_simd_avx2_usable(void)
 	return NULL;
 }
 
+/* Micro-tiles of full depth per measurement of vnpu_simd_probe(). */
+#define VNPU_SIMD_PROBE_TILES 16
+
+/*
+ * Picoseconds per multiply-add of @isa's micro-kernel, the best of five
+ * runs of %VNPU_SIMD_PROBE_TILES tiles over the packed operands in @buf.
+ * An emulated CPU may run the narrower instructions faster than the wider
+ * ones, so the choice is measured, as lib/raid6 measures its algorithms.
+ */
+static u64 vnpu_simd_probe(const struct vnpu_simd *isa, u32 *buf)
+{
+	struct vnpu_gemm_strip s = {
+		.pa = buf, .pb = buf + VNPU_GEMM_MR * VNPU_GEMM_KC,
+		.c = buf + (VNPU_GEMM_MR + VNPU_GEMM_NR_MAX) * VNPU_GEMM_KC,
+		.rs_c = VNPU_GEMM_NR_MAX, .cs_c = 1, .kc = VNPU_GEMM_KC, .tiles = 1,
+		.rows = VNPU_GEMM_MR, .cols = isa->nr, .alpha = VNPU_FP32_ONE,
+	};
+	u64 best = U64_MAX, t;
+	int run, i;
+
+	for (run = 0; run < 5; run++) {
+		t = ktime_get_ns();
+		kernel_fpu_begin();
+		for (i = 0; i < VNPU_SIMD_PROBE_TILES; i++)
+			isa->gemm_strip(&s);
+		kernel_fpu_end();
+		best = min(best, ktime_get_ns() - t);
+		cond_resched();
+	}
+	return div_u64(best * 1000, VNPU_SIMD_PROBE_TILES * VNPU_GEMM_MR * isa->nr *
+		       VNPU_GEMM_KC);
+}
+
+/* The faster of SSE2 and (where usable) AVX2; SSE2 without memory to try. */
+static const struct vnpu_simd *vnpu_simd_fastest(const struct vnpu_simd *avx2)
+{
+	size_t words = (VNPU_GEMM_MR + VNPU_GEMM_NR_MAX) * VNPU_GEMM_KC +
+		       VNPU_GEMM_MR * VNPU_GEMM_NR_MAX;
+	u64 ps_sse2, ps_avx2;
+	u32 *buf;
+
+	if (!avx2)
+		return &vnpu_simd_sse2;
+	buf = kmalloc_array(words, sizeof(u32), GFP_KERNEL);
+	if (!buf)
+		return &vnpu_simd_sse2;
+	/*
+	 * Operands whose products round, as real data does: an emulator may
+	 * take a slow path until the first inexact result (QEMU's softfloat).
+	 */
+	memset32(buf, VNPU_FP32_THIRD, words);
+	ps_sse2 = vnpu_simd_probe(&vnpu_simd_sse2, buf);
+	ps_avx2 = vnpu_simd_probe(avx2, buf);
+	kfree(buf);
+	pr_info("vnpu: GEMM micro-kernels: sse2 %llu ps, avx2 %llu ps a multiply-add\n",
+		ps_sse2, ps_avx2);
+	return ps_avx2 <= ps_sse2 ? avx2 : &vnpu_simd_sse2;
+}
+
 /**
  * vnpu_gemm_init - choose the vector kernels
+ *
+ * ``simd=auto`` takes AVX2 and FMA where the CPU supports them (the
+ * feature checks of lib/raid6 and the crypto drivers) and they measure
+ * faster than SSE2, else SSE2.
  *
  * Return: 0, or -EINVAL for a bad ``simd`` parameter or ``avx2`` on a CPU
  * without AVX2 and FMA.
@@ -565,7 +637,7 @@ int vnpu_gemm_init(void)
 	if (!strcmp(vnpu_simd_param, "sse2")) {
 		vnpu_simd_active = &vnpu_simd_sse2;
 	} else if (!strcmp(vnpu_simd_param, "auto")) {
-		vnpu_simd_active = avx2 ?: &vnpu_simd_sse2;
+		vnpu_simd_active = vnpu_simd_fastest(avx2);
 	} else if (!strcmp(vnpu_simd_param, "avx2")) {
 		if (!avx2) {
 			pr_err("vnpu: simd=avx2 but the CPU lacks AVX2 or FMA\n");

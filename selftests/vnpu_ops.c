@@ -6,7 +6,8 @@
  * drm_vnpu_tensor_args): every operator against a CPU reference computed
  * here, over broadcasting, permuted and padded layouts, sizes that cross
  * the 1024-point sections, size-1 dimensions; the argument size rules;
- * every bad argument; and that long operators stop at a timeout.
+ * every bad argument; and that long operators (a matrix product split
+ * across the engines too) stop at a timeout.
  *
  * Tolerances (|got - want| <= abs + rel * |want|):
  *   COPY, ADD SUB MUL DIV MAX MIN RELU, REDUCE_MAX, IM2COL, MAXPOOL: exact
@@ -989,22 +990,26 @@ TEST_F(ops, bad_arguments)
  */
 TEST_F(ops, long_operators_stop_at_the_timeout)
 {
-	uint64_t oa, oc;
-	struct drm_vnpu_tensor_args t[2] = {
+	uint64_t oa, oc, ogemm;
+	struct drm_vnpu_tensor_args t[3] = {
 		{ .op = DRM_VNPU_OP_T_REDUCE_SUM, .ndim = 2, .axes = 3,
 		  .shape = { 1u << 24, 1u << 16 } },
 		{ .op = DRM_VNPU_OP_T_DOT, .ndim = 2, .axes = 3,
 		  .shape = { 1u << 24, 1u << 16 } },
+		/* A matrix product (blocked, split across the engines). */
+		{ .op = DRM_VNPU_OP_T_DOT, .ndim = 3, .axes = 4,
+		  .shape = { 1u << 16, 16, 1u << 24 }, .stride_c = { 16, 1, 0 } },
 	};
 
 	carve(self, 16, 70, &oa);
 	carve(self, 16, 71, &oc);
-	for (int i = 0; i < 2; i++) {
+	ASSERT_NE(NULL, carve(self, 1u << 20, 72, &ogemm));
+	for (int i = 0; i < 3; i++) {
 		uint32_t queue = 0;
 		uint64_t start;
 
 		t[i].a = ADDR(oa);
-		t[i].c = ADDR(oc);
+		t[i].c = ADDR(i == 2 ? ogemm : oc);
 		if (t[i].op == DRM_VNPU_OP_T_DOT)
 			t[i].b = ADDR(oa);
 		ASSERT_EQ(0, queue_create_timeout(self->fd, DRM_VNPU_ENGINE_COMPUTE,

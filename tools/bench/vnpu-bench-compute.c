@@ -8,9 +8,10 @@
  *
  *   vnpu-bench-compute CASE...
  *
- * CASE is sgemm:N (C = A B, N x N x N, fp32) or conv (3 x 3 convolution,
+ * CASE is sgemm:N (C = A B, N x N x N, fp32), conv (3 x 3 convolution,
  * stride 1, padding 1, of a 1 x 64 x 56 x 56 input with 64 filters, as
- * IM2COL + T_DOT in one job, the way the runtime runs an ONNX Conv). Each
+ * IM2COL + T_DOT in one job, the way the runtime runs an ONNX Conv) or
+ * submit (a job of one 4-byte FILL: the cost of a job without work). Each
  * case is one job, timed from submit to its fence, on one compute queue of
  * device 0; the inputs are in device memory already. Prints one line per
  * case: "CASE median_s min_s reps". VNPU_BENCH_SCALE (default 1) scales
@@ -126,7 +127,7 @@ static int reps_of(const char *name, int scale)
 {
 	int reps = 3;
 
-	if (!strcmp(name, "sgemm:64"))
+	if (!strcmp(name, "sgemm:64") || !strcmp(name, "submit"))
 		reps = 50;
 	else if (!strcmp(name, "sgemm:256"))
 		reps = 10;
@@ -147,6 +148,10 @@ static int bench_case(const char *name, int scale)
 		n = setup_conv(cmds);
 	else
 		n = -1;
+	if (!strcmp(name, "submit")) {
+		cmds[0] = cmd_fill(b.addr + ARR, 4, 0);
+		n = 1;
+	}
 	if (n < 0 || reps > 1000) {
 		fprintf(stderr, "vnpu-bench-compute: bad case %s\n", name);
 		return -1;

@@ -13,6 +13,8 @@
 #   vnpu-bench-compute.py BENCH_BINARY [ROUNDS]
 #   vnpu-bench-compute.py --numpy    (one round of numpy, "case seconds")
 #
+# VNPU_BENCH_CASES (default "sgemm:64 sgemm:256 sgemm:512 sgemm:1024
+# conv") selects the cases.
 # A ratio is numpy's time over vnpu's: 1.0 is as fast as OpenBLAS on one
 # thread, 0.5 half as fast; the goals are judged against the faster of the
 # two OpenBLAS kernels.
@@ -25,7 +27,8 @@ import time
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402 (after the thread count)
 
-CASES = ["sgemm:64", "sgemm:256", "sgemm:512", "sgemm:1024", "conv"]
+CASES = os.environ.get("VNPU_BENCH_CASES",
+                       "sgemm:64 sgemm:256 sgemm:512 sgemm:1024 conv").split()
 LABELS = {
     "sgemm:64": "sgemm 64^3",
     "sgemm:256": "sgemm 256^3",
@@ -91,7 +94,7 @@ def numpy_cases(coretype):
 def vnpu_cases(binary, split):
     with open(SPLIT, "w") as f:
         f.write("1" if split else "0")
-    out = subprocess.run([binary] + CASES, check=True, stdout=subprocess.PIPE,
+    out = subprocess.run([binary] + CASES + ["submit"], check=True, stdout=subprocess.PIPE,
                          text=True).stdout
     return parse(out)
 
@@ -136,7 +139,7 @@ def main():
           (os.environ["OPENBLAS_NUM_THREADS"], os.cpu_count()))
     with open("/sys/module/vnpu/parameters/simd") as f:
         print("# vnpu simd parameter: %s" % f.read().strip())
-    res = {c: {k: [] for k, _ in KINDS} for c in CASES}
+    res = {c: {k: [] for k, _ in KINDS} for c in CASES + ["submit"]}
     for r in range(rounds):
         for key, got in (("numpy", numpy_cases(None)), ("haswell", numpy_cases("Haswell")),
                          ("one", vnpu_cases(binary, False)),
@@ -164,6 +167,9 @@ def main():
             ratios = [n / v for n, v in zip(best, res[c][key])]
             cells.append("%.2f (%.2f..%.2f)" % spread(ratios))
         print("| " + " | ".join(cells) + " |")
+    print()
+    print("A job of one 4-byte FILL (submit to fence, no work): %.2f ms (%.2f..%.2f)" %
+          tuple(x * 1e3 for x in spread(res["submit"]["one"])))
     print()
     print("# resnet18: no resnet18 model in the tree; rows above only")
     print("# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0")
