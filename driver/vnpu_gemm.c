@@ -131,7 +131,7 @@ struct vnpu_gemm_desc {
 /**
  * struct vnpu_gemm_scratch - packing buffers of one running operator
  * @node: in vnpu_gemm_pool while unused
- * @pa: packed A block, %VNPU_GEMM_MC x %VNPU_GEMM_KC words
+ * @pa: packed A block, %VNPU_GEMM_MC x %VNPU_GEMM_KC x a_lanes words
  * @pb: packed B block, %VNPU_GEMM_KC x %VNPU_GEMM_NC words
  */
 struct vnpu_gemm_scratch {
@@ -143,7 +143,8 @@ struct vnpu_gemm_scratch {
 static LIST_HEAD(vnpu_gemm_pool);
 static DEFINE_SPINLOCK(vnpu_gemm_pool_lock); /* Protects vnpu_gemm_pool */
 
-#define VNPU_GEMM_SCRATCH_WORDS (VNPU_GEMM_MC * VNPU_GEMM_KC + VNPU_GEMM_KC * VNPU_GEMM_NC)
+#define VNPU_GEMM_A_WORDS (VNPU_GEMM_MC * VNPU_GEMM_KC * VNPU_A_LANES_MAX)
+#define VNPU_GEMM_SCRATCH_WORDS (VNPU_GEMM_A_WORDS + VNPU_GEMM_KC * VNPU_GEMM_NC)
 
 static struct vnpu_gemm_scratch *vnpu_gemm_scratch_get(void)
 {
@@ -164,7 +165,7 @@ static struct vnpu_gemm_scratch *vnpu_gemm_scratch_get(void)
 		kfree(s);
 		return NULL;
 	}
-	s->pb = s->pa + VNPU_GEMM_MC * VNPU_GEMM_KC;
+	s->pb = s->pa + VNPU_GEMM_A_WORDS;
 	return s;
 }
 
@@ -175,25 +176,28 @@ static void vnpu_gemm_scratch_put(struct vnpu_gemm_scratch *s)
 	spin_unlock(&vnpu_gemm_pool_lock);
 }
 
-/* Rows [i0, i0 + mc) x depth [p0, p0 + kc) of A into MR-row panels. */
-static void vnpu_gemm_pack_a(const struct vnpu_gemm_desc *g, u32 *pa, u32 i0, u32 mc,
-			     u32 p0, u32 kc)
+/*
+ * Rows [i0, i0 + mc) x depth [p0, p0 + kc) of A into MR-row panels, each
+ * element @lanes times.
+ */
+static void vnpu_gemm_pack_a(const struct vnpu_gemm_desc *g, u32 *pa, u32 lanes, u32 i0,
+			     u32 mc, u32 p0, u32 kc)
 {
-	u32 ir, r, p;
+	u32 step = VNPU_GEMM_MR * lanes, ir, r, p, l;
 
-	for (ir = 0; ir < mc; ir += VNPU_GEMM_MR, pa += VNPU_GEMM_MR * kc) {
+	for (ir = 0; ir < mc; ir += VNPU_GEMM_MR, pa += step * kc) {
 		for (r = 0; r < VNPU_GEMM_MR; r++) {
-			const u32 *src;
-			u32 *dst = pa + r;
+			const u32 *src = NULL;
+			u32 *dst = pa + r * lanes;
 
-			if (ir + r >= mc) {
-				for (p = 0; p < kc; p++)
-					dst[p * VNPU_GEMM_MR] = 0;
-				continue;
+			if (ir + r < mc)
+				src = g->a + (size_t)(i0 + ir + r) * g->rs_a + (size_t)p0 * g->cs_a;
+			for (p = 0; p < kc; p++, dst += step) {
+				u32 v = src ? src[p * g->cs_a] : 0;
+
+				for (l = 0; l < lanes; l++)
+					dst[l] = v;
 			}
-			src = g->a + (size_t)(i0 + ir + r) * g->rs_a + (size_t)p0 * g->cs_a;
-			for (p = 0; p < kc; p++)
-				dst[p * VNPU_GEMM_MR] = src[p * g->cs_a];
 		}
 	}
 }
@@ -240,7 +244,7 @@ static bool vnpu_gemm_block(const struct vnpu_gemm_desc *g, const struct vnpu_si
 				return false;
 			s->rows = min(mc - ir, per * VNPU_GEMM_MR);
 			s->tiles = DIV_ROUND_UP(s->rows, VNPU_GEMM_MR);
-			s->pa = pa + (size_t)ir * s->kc;
+			s->pa = pa + (size_t)ir * s->kc * isa->a_lanes;
 			s->c = g->c + (size_t)(i0 + ir) * g->rs_c + (size_t)(j0 + jr) * g->cs_c;
 			kernel_fpu_begin();
 			isa->gemm_strip(s);
@@ -272,7 +276,7 @@ static bool vnpu_gemm_desc_run(const struct vnpu_gemm_desc *g, struct vnpu_gemm_
 			for (ic = 0; ic < g->m; ic += mc) {
 				mc = min_t(u32, VNPU_GEMM_MC, g->m - ic);
 				cond_resched();
-				vnpu_gemm_pack_a(g, scr->pa, ic, mc, pc, s.kc);
+				vnpu_gemm_pack_a(g, scr->pa, isa->a_lanes, ic, mc, pc, s.kc);
 				if (!vnpu_gemm_block(g, isa, &s, scr->pa, scr->pb, ic, mc, jc, nc,
 						     aborted))
 					return false;
@@ -573,8 +577,8 @@ static const struct vnpu_simd *vnpu_simd_avx2_usable(void)
 static u64 vnpu_simd_probe(const struct vnpu_simd *isa, u32 *buf)
 {
 	struct vnpu_gemm_strip s = {
-		.pa = buf, .pb = buf + VNPU_GEMM_MR * VNPU_GEMM_KC,
-		.c = buf + (VNPU_GEMM_MR + VNPU_GEMM_NR_MAX) * VNPU_GEMM_KC,
+		.pa = buf, .pb = buf + VNPU_GEMM_MR * VNPU_A_LANES_MAX * VNPU_GEMM_KC,
+		.c = buf + (VNPU_GEMM_MR * VNPU_A_LANES_MAX + VNPU_GEMM_NR_MAX) * VNPU_GEMM_KC,
 		.rs_c = VNPU_GEMM_NR_MAX, .cs_c = 1, .kc = VNPU_GEMM_KC, .tiles = 1,
 		.rows = VNPU_GEMM_MR, .cols = isa->nr, .alpha = VNPU_FP32_ONE,
 	};
@@ -597,7 +601,7 @@ static u64 vnpu_simd_probe(const struct vnpu_simd *isa, u32 *buf)
 /* The faster of SSE2 and (where usable) AVX2; SSE2 without memory to try. */
 static const struct vnpu_simd *vnpu_simd_fastest(const struct vnpu_simd *avx2)
 {
-	size_t words = (VNPU_GEMM_MR + VNPU_GEMM_NR_MAX) * VNPU_GEMM_KC +
+	size_t words = (VNPU_GEMM_MR * VNPU_A_LANES_MAX + VNPU_GEMM_NR_MAX) * VNPU_GEMM_KC +
 		       VNPU_GEMM_MR * VNPU_GEMM_NR_MAX;
 	u64 ps_sse2, ps_avx2;
 	u32 *buf;

@@ -11,10 +11,13 @@
 #define VNPU_GEMM_MR 6
 /* Widest micro-tile: columns of the AVX2 one. */
 #define VNPU_GEMM_NR_MAX 16
+/* Most copies of each A element in the packed panels (SSE2's vector). */
+#define VNPU_A_LANES_MAX 4
 
 /**
  * struct vnpu_gemm_strip - micro-tiles of one FPU section
- * @pa: packed A: @tiles panels of %VNPU_GEMM_MR rows x @kc, one after the other
+ * @pa: packed A: @tiles panels of %VNPU_GEMM_MR rows x @kc, one after the
+ *	other, each element a_lanes times
  * @pb: packed B: one panel of @kc x nr (the set's nr)
  * @c: C at the first row and column of the first tile
  * @rs_c: element step between rows of C
@@ -46,6 +49,8 @@ struct vnpu_gemm_strip {
  * struct vnpu_simd - the vector kernels of one instruction set
  * @name: "sse2" or "avx2"
  * @nr: columns of the GEMM micro-tile (two vectors)
+ * @a_lanes: copies of each element of A in its packed panels (1 or a
+ *	vector's width, %VNPU_A_LANES_MAX at most)
  * @gemm_strip: the micro-tiles of @s
  * @binary: C[i] = A[i] op B[i * @sb] over @n elements (DRM_VNPU_OP_T_ADD
  *	.. T_MIN semantics; @sb is 0 or 1). RELU is MAX with a scalar 0.
@@ -55,6 +60,7 @@ struct vnpu_gemm_strip {
 struct vnpu_simd {
 	const char *name;
 	u32 nr;
+	u32 a_lanes;
 	void (*gemm_strip)(const struct vnpu_gemm_strip *s);
 	void (*binary)(u32 op, const void *a, const void *b, void *c, u32 n, u32 sb);
 };

@@ -12,6 +12,7 @@
 
 #define VNPU_VEC 8
 #define VNPU_SIMD vnpu_simd_avx2
+#define VNPU_A_LANES 1
 #define VNPU_SIMD_ISA "avx2"
 
 #include "vnpu_simd_impl.h"

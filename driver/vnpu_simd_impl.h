@@ -21,6 +21,18 @@
 
 #define VNPU_NR (2 * VNPU_VEC)
 
+/*
+ * VNPU_A_LANES copies of each element of A in the packed panel: 1, and the
+ * kernel broadcasts it (one instruction with AVX2), or VNPU_VEC, and the
+ * kernel loads it as a vector (SSE2 has no broadcast from memory: this
+ * saves a shuffle per row and step).
+ */
+#if VNPU_A_LANES == 1
+#define VNPU_A_T float
+#else
+#define VNPU_A_T vnpu_vf
+#endif
+
 /* Vectors of VNPU_VEC 32-bit lanes, loaded from any 4-byte aligned address. */
 typedef float vnpu_vf __attribute__((vector_size(VNPU_VEC * sizeof(u32)))) __aligned(4);
 typedef s32 vnpu_vi __attribute__((vector_size(VNPU_VEC * sizeof(s32)))) __aligned(4);
@@ -47,8 +59,18 @@ static inline vnpu_vf vnpu_vselect(vnpu_vi m, vnpu_vf x, vnpu_vf y)
  * multiply-add where the instruction set has FMA. Twelve accumulators,
  * two B vectors and one broadcast of A fit the 16 vector registers.
  */
-/* One row of the tile: two multiply-adds of the broadcast @a. */
-static __always_inline void vnpu_simd_row(vnpu_vf *c0, vnpu_vf *c1, float a, vnpu_vf b0,
+/* Element @r of the packed A step @pa, as a scalar or as a vector. */
+static __always_inline VNPU_A_T vnpu_simd_a(const float *pa, int r)
+{
+#if VNPU_A_LANES == 1
+	return pa[r];
+#else
+	return vnpu_vload(pa + r * VNPU_VEC);
+#endif
+}
+
+/* One row of the tile: two multiply-adds of the (broadcast) @a. */
+static __always_inline void vnpu_simd_row(vnpu_vf *c0, vnpu_vf *c1, VNPU_A_T a, vnpu_vf b0,
 					  vnpu_vf b1)
 {
 	*c0 += a * b0;
@@ -61,15 +83,15 @@ static void vnpu_simd_tile(u32 kc, const float *pa, const float *pb, vnpu_vf acc
 	vnpu_vf c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {};
 	u32 p;
 
-	for (p = 0; p < kc; p++, pa += VNPU_GEMM_MR, pb += VNPU_NR) {
+	for (p = 0; p < kc; p++, pa += VNPU_GEMM_MR * VNPU_A_LANES, pb += VNPU_NR) {
 		vnpu_vf b0 = vnpu_vload(pb), b1 = vnpu_vload(pb + VNPU_VEC);
 
-		vnpu_simd_row(&c00, &c01, pa[0], b0, b1);
-		vnpu_simd_row(&c10, &c11, pa[1], b0, b1);
-		vnpu_simd_row(&c20, &c21, pa[2], b0, b1);
-		vnpu_simd_row(&c30, &c31, pa[3], b0, b1);
-		vnpu_simd_row(&c40, &c41, pa[4], b0, b1);
-		vnpu_simd_row(&c50, &c51, pa[5], b0, b1);
+		vnpu_simd_row(&c00, &c01, vnpu_simd_a(pa, 0), b0, b1);
+		vnpu_simd_row(&c10, &c11, vnpu_simd_a(pa, 1), b0, b1);
+		vnpu_simd_row(&c20, &c21, vnpu_simd_a(pa, 2), b0, b1);
+		vnpu_simd_row(&c30, &c31, vnpu_simd_a(pa, 3), b0, b1);
+		vnpu_simd_row(&c40, &c41, vnpu_simd_a(pa, 4), b0, b1);
+		vnpu_simd_row(&c50, &c51, vnpu_simd_a(pa, 5), b0, b1);
 	}
 	acc[0][0] = c00, acc[0][1] = c01, acc[1][0] = c10, acc[1][1] = c11;
 	acc[2][0] = c20, acc[2][1] = c21, acc[3][0] = c30, acc[3][1] = c31;
@@ -121,7 +143,7 @@ static void vnpu_simd_gemm_strip(const struct vnpu_gemm_strip *s)
 
 		vnpu_simd_tile(s->kc, pa, s->pb, acc);
 		vnpu_simd_store(s, c, r, acc);
-		pa += (size_t)VNPU_GEMM_MR * s->kc;
+		pa += (size_t)VNPU_GEMM_MR * VNPU_A_LANES * s->kc;
 		c += VNPU_GEMM_MR * s->rs_c;
 		rows -= r;
 	}
@@ -176,6 +198,7 @@ static void vnpu_simd_binary(u32 op, const void *a, const void *b, void *c, u32 
 const struct vnpu_simd VNPU_SIMD = {
 	.name = VNPU_SIMD_ISA,
 	.nr = VNPU_NR,
+	.a_lanes = VNPU_A_LANES,
 	.gemm_strip = vnpu_simd_gemm_strip,
 	.binary = vnpu_simd_binary,
 };

@@ -12,6 +12,7 @@
 
 #define VNPU_VEC 4
 #define VNPU_SIMD vnpu_simd_sse2
+#define VNPU_A_LANES VNPU_VEC
 #define VNPU_SIMD_ISA "sse2"
 
 #include "vnpu_simd_impl.h"

@@ -998,12 +998,12 @@ TEST_F(ops, long_operators_stop_at_the_timeout)
 		  .shape = { 1u << 24, 1u << 16 } },
 		/* A matrix product (blocked, split across the engines). */
 		{ .op = DRM_VNPU_OP_T_DOT, .ndim = 3, .axes = 4,
-		  .shape = { 1u << 16, 16, 1u << 24 }, .stride_c = { 16, 1, 0 } },
+		  .shape = { 1u << 12, 16, 1u << 24 }, .stride_c = { 16, 1, 0 } },
 	};
 
 	carve(self, 16, 70, &oa);
 	carve(self, 16, 71, &oc);
-	ASSERT_NE(NULL, carve(self, 1u << 20, 72, &ogemm));
+	ASSERT_NE(NULL, carve(self, 1u << 16, 72, &ogemm));
 	for (int i = 0; i < 3; i++) {
 		uint32_t queue = 0;
 		uint64_t start;
