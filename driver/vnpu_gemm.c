@@ -42,7 +42,7 @@
  * %VNPU_GEMM_MIN_OUTPUTS outputs) and T_DOT layouts that are not matrix
  * products keep the scalar path.
  *
- * The packing buffers (about 600 KiB) come from a pool: an engine takes
+ * The packing buffers (about 900 KiB) come from a pool: an engine takes
  * one for the operator and puts it back, so a buffer is allocated only
  * when more engines compute at once than ever before; vnpu_gemm_fini()
  * frees them at module unload. Without memory the scalar path runs.

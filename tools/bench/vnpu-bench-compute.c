@@ -11,7 +11,8 @@
  * CASE is sgemm:N (C = A B, N x N x N, fp32), conv (3 x 3 convolution,
  * stride 1, padding 1, of a 1 x 64 x 56 x 56 input with 64 filters, as
  * IM2COL + T_DOT in one job, the way the runtime runs an ONNX Conv) or
- * submit (a job of one 4-byte FILL: the cost of a job without work). Each
+ * submit (a job of one 4-byte FILL: the cost of a job without work);
+ * im2col is the convolution's first command alone. Each
  * case is one job, timed from submit to its fence, on one compute queue of
  * device 0; the inputs are in device memory already. Prints one line per
  * case: "CASE median_s min_s reps". VNPU_BENCH_SCALE (default 1) scales
@@ -146,6 +147,8 @@ static int bench_case(const char *name, int scale)
 		n = setup_sgemm(atoi(name + 6), cmds);
 	else if (!strcmp(name, "conv"))
 		n = setup_conv(cmds);
+	else if (!strcmp(name, "im2col"))
+		n = setup_conv(cmds) < 0 ? -1 : 1;
 	else
 		n = -1;
 	if (!strcmp(name, "submit")) {
