@@ -18,7 +18,8 @@
  *   packed into panels of nr columns (zero-padded), contiguous in the
  *   order the micro-kernel reads them;
  * - rows of C in blocks of %VNPU_GEMM_MC: the block of A is packed into
- *   panels of %VNPU_GEMM_MR rows;
+ *   panels of %VNPU_GEMM_MR rows (for SSE2, which cannot broadcast from
+ *   memory, each element four times, so the kernel loads it as a vector);
  * - for each B panel (kept in L1) the A panels (kept in L2) go through
  *   the micro-kernel, an MR x nr tile of C held in vector registers over
  *   the whole block depth.
