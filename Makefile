@@ -116,7 +116,7 @@ HOST_TESTS += $(BUILD)/host/run-vm-test
 
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
-.PHONY: bench-planner bench-exec
+.PHONY: bench-planner bench-exec bench-compute
 .PHONY: bench-pool bench-topo bench-lease bench-onnx troubleshooting-capture
 
 all: module runtime tools selftests hosttests
@@ -297,6 +297,18 @@ $(BUILD)/bin/vnpu-bench-exec: tools/bench/vnpu-bench-exec.c selftests/vnpu_utils
 bench-exec: deps
 	@$(MAKE) --no-print-directory all
 	@tools/vm/run-vm.sh --plan tools/bench/exec.plan --out $(BUILD)/bench-exec
+
+$(BUILD)/bin/vnpu-bench-compute: tools/bench/vnpu-bench-compute.c selftests/vnpu_exec_utils.h \
+		selftests/vnpu_utils.h uapi/drm/vnpu_accel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $< -o $@
+
+# Device compute against numpy/OpenBLAS on one thread, in the VM; table in
+# build/bench-compute/bench-compute/compute.log.
+# Three rounds take about 10 minutes under software emulation.
+bench-compute: deps module $(BUILD)/bin/vnpu-bench-compute
+	@VNPU_TEST_TIMEOUT=2400 tools/vm/run-vm.sh --plan tools/bench/compute.plan \
+		--out $(BUILD)/bench-compute
 
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h

@@ -39,6 +39,7 @@
 #include "vnpu_fault.h"
 #include "vnpu_gem.h"
 #include "vnpu_mem.h"
+#include "vnpu_ops.h"
 #include "vnpu_queue.h"
 #include "vnpu_topo.h"
 
@@ -741,6 +742,9 @@ static int __init vnpu_init(void)
 	if (ret)
 		return ret;
 
+	ret = vnpu_gemm_init();
+	if (ret)
+		return ret;
 	ret = vnpu_exec_init();
 	if (ret)
 		return ret;
@@ -768,6 +772,7 @@ static void __exit vnpu_exit(void)
 	vnpu_unregister_devices();
 	platform_driver_unregister(&vnpu_platform_driver);
 	vnpu_exec_exit();
+	vnpu_gemm_fini();
 }
 
 module_init(vnpu_init);

@@ -165,7 +165,7 @@ static int vnpu_exec_cmd(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 				     ns_to_ktime(cmd->size));
 		break;
 	case DRM_VNPU_CMD_KERNEL:
-		vnpu_kernel_run(cmd->kop, &job->aborted);
+		vnpu_kernel_run(cmd->kop, job->engine, &job->aborted);
 		break;
 	case DRM_VNPU_CMD_HANG:
 		/* Idle, not uninterruptible: a long hang is not a hung task. */

@@ -264,10 +264,13 @@ static void vnpu_run_softmax(const struct vnpu_kernel_op *op, const bool *aborte
 	}
 }
 
-static void vnpu_run_gemm(const struct vnpu_kernel_op *op, const bool *aborted)
+static void vnpu_run_gemm(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+			  const bool *aborted)
 {
 	u32 i, j, p, len;
 
+	if (vnpu_gemm_run(op, engine, aborted))
+		return;
 	for (i = 0; i < op->m; i++) {
 		if (op->k <= VNPU_FPU_GEMM_MACS) {
 			/* Whole dot products, several outputs per section. */
@@ -343,17 +346,22 @@ static void vnpu_run_gemm_i8(const struct vnpu_kernel_op *op, const bool *aborte
 /**
  * vnpu_kernel_run - execute an operator
  * @op: the resolved operator
+ * @engine: the engine executing it; large matrix products may also use
+ *	the idle engines of its class (vnpu_gemm.c)
  * @aborted: checked between sections; the operator stops when it is set
  */
-void vnpu_kernel_run(const struct vnpu_kernel_op *op, const bool *aborted)
+void vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		     const bool *aborted)
 {
 	if (op->op >= DRM_VNPU_OP_T_COPY) {
+		if (op->op == DRM_VNPU_OP_T_DOT && vnpu_gemm_dot_run(op, engine, aborted))
+			return;
 		vnpu_tensor_run(op, aborted);
 		return;
 	}
 	switch (op->op) {
 	case DRM_VNPU_OP_GEMM:
-		vnpu_run_gemm(op, aborted);
+		vnpu_run_gemm(op, engine, aborted);
 		break;
 	case DRM_VNPU_OP_GEMM_I8:
 		vnpu_run_gemm_i8(op, aborted);

@@ -79,8 +79,18 @@ int vnpu_kernel_check(const struct drm_vnpu_kernel_args *args,
 int vnpu_tensor_check(const struct drm_vnpu_tensor_args *args,
 		      struct vnpu_kernel_ranges *ranges);
 void vnpu_tensor_prepare(struct drm_vnpu_tensor_args *t);
-void vnpu_kernel_run(const struct vnpu_kernel_op *op, const bool *aborted);
+struct vnpu_engine;
+void vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		     const bool *aborted);
 void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted);
+
+/* vnpu_gemm.c: the blocked matrix products. */
+int vnpu_gemm_init(void);
+void vnpu_gemm_fini(void);
+bool vnpu_gemm_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		   const bool *aborted);
+bool vnpu_gemm_dot_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		       const bool *aborted);
 
 /**
  * struct vnpu_iter - position in an iteration space and in its tensors

@@ -11,30 +11,17 @@
  * the file boundary as u32 fp32 bit patterns.
  */
 
+#include <linux/array_size.h>
 #include <linux/minmax.h>
 
 #include <drm/vnpu_accel.h>
 
+#include "vnpu_fpu.h"
 #include "vnpu_ops.h"
+#include "vnpu_simd.h"
 
-union vnpu_f32 {
-	u32 u;
-	float f;
-};
-
-static inline float vnpu_bits_to_f32(u32 u)
-{
-	union vnpu_f32 v = { .u = u };
-
-	return v.f;
-}
-
-static inline u32 vnpu_f32_to_bits(float f)
-{
-	union vnpu_f32 v = { .f = f };
-
-	return v.u;
-}
+/* B of RELU as MAX(A, 0). */
+static const float vnpu_zero;
 
 /*
  * exp(x) in double precision: x = n ln2 + r with |r| <= ln2 / 2, e^r by
@@ -144,37 +131,18 @@ void vnpu_fpu_binary(u32 op, const void *a, const void *b, void *c, u32 count, u
 {
 	const float *x = a, *y = b;
 	float *z = c, s = vnpu_bits_to_f32(alpha);
-	u32 i;
+	u32 i, t;
 
-	for (i = 0; i < count; i++) {
-		float p = x[i], q = y[i], r;
-
-		switch (op) {
-		case DRM_VNPU_OP_ADD:
-		case DRM_VNPU_OP_BIAS_ADD:
-			r = p + q;
-			break;
-		case DRM_VNPU_OP_SUB:
-			r = p - q;
-			break;
-		case DRM_VNPU_OP_MUL:
-			r = p * q;
-			break;
-		case DRM_VNPU_OP_DIV:
-			r = p / q;
-			break;
-		case DRM_VNPU_OP_MAX:
-			r = p > q ? p : q;
-			break;
-		case DRM_VNPU_OP_MIN:
-			r = p < q ? p : q;
-			break;
-		default: /* DRM_VNPU_OP_AXPY */
-			r = s * p + q;
-			break;
-		}
-		z[i] = r;
+	if (op == DRM_VNPU_OP_AXPY) {
+		for (i = 0; i < count; i++)
+			z[i] = s * x[i] + y[i];
+		return;
 	}
+	/* ADD .. MIN and BIAS_ADD: the vector kernels of their N-d twins. */
+	t = op - DRM_VNPU_OP_ADD + DRM_VNPU_OP_T_ADD;
+	if (op == DRM_VNPU_OP_BIAS_ADD)
+		t = DRM_VNPU_OP_T_ADD;
+	vnpu_simd_active->binary(t, a, b, c, count, 1);
 }
 
 void vnpu_fpu_unary(u32 op, const void *a, void *c, u32 count)
@@ -183,20 +151,17 @@ void vnpu_fpu_unary(u32 op, const void *a, void *c, u32 count)
 	float *z = c;
 	u32 i;
 
+	if (op == DRM_VNPU_OP_RELU) {
+		vnpu_simd_active->binary(DRM_VNPU_OP_T_MAX, a, &vnpu_zero, c, count, 0);
+		return;
+	}
 	for (i = 0; i < count; i++) {
 		float p = x[i];
 
-		switch (op) {
-		case DRM_VNPU_OP_RELU:
-			z[i] = p > 0.0f ? p : 0.0f;
-			break;
-		case DRM_VNPU_OP_GELU:
+		if (op == DRM_VNPU_OP_GELU)
 			z[i] = (float)vnpu_gelu(p);
-			break;
-		default: /* DRM_VNPU_OP_EXP */
+		else /* DRM_VNPU_OP_EXP */
 			z[i] = (float)vnpu_exp(p);
-			break;
-		}
 	}
 }
 
@@ -289,24 +254,6 @@ void vnpu_fpu_gemm_row(const struct vnpu_kernel_op *op, u32 i, u32 j0, u32 j1)
 								VNPU_FP32_ZERO));
 }
 
-static inline float vnpu_t_binary(u32 op, float p, float q)
-{
-	switch (op) {
-	case DRM_VNPU_OP_T_ADD:
-		return p + q;
-	case DRM_VNPU_OP_T_SUB:
-		return p - q;
-	case DRM_VNPU_OP_T_MUL:
-		return p * q;
-	case DRM_VNPU_OP_T_DIV:
-		return p / q;
-	case DRM_VNPU_OP_T_MAX:
-		return p > q ? p : q;
-	default: /* DRM_VNPU_OP_T_MIN */
-		return p < q ? p : q;
-	}
-}
-
 static inline float vnpu_t_unary(u32 op, float p)
 {
 	switch (op) {
@@ -318,6 +265,28 @@ static inline float vnpu_t_unary(u32 op, float p)
 		return (float)vnpu_tanh(p);
 	default: /* DRM_VNPU_OP_T_EXP */
 		return (float)vnpu_exp(p);
+	}
+}
+
+/*
+ * Binary operator @o over @n strided points: gathered into contiguous
+ * runs for the vector kernel, then scattered.
+ */
+static void vnpu_t_binary_strided(u32 o, const float *x, size_t sa, const float *y, size_t sb,
+				  float *z, size_t sc, u32 n)
+{
+	float xt[64], yt[64], zt[64];
+	u32 i, j, len;
+
+	for (i = 0; i < n; i += len) {
+		len = min_t(u32, n - i, ARRAY_SIZE(xt));
+		for (j = 0; j < len; j++) {
+			xt[j] = x[(i + j) * sa];
+			yt[j] = y[(i + j) * sb];
+		}
+		vnpu_simd_active->binary(o, xt, yt, zt, len, 1);
+		for (j = 0; j < len; j++)
+			z[(i + j) * sc] = zt[j];
 	}
 }
 
@@ -375,11 +344,12 @@ void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 
 		if (o == DRM_VNPU_OP_T_BATCHNORM) {
 			vnpu_t_norm_run(op, it, x, z, n);
+		} else if (sa == 1 && sc == 1 && b && sb <= 1) {
+			vnpu_simd_active->binary(o, x, b + it->off[1], z, n, sb);
+		} else if (sa == 1 && sc == 1 && o == DRM_VNPU_OP_T_RELU) {
+			vnpu_simd_active->binary(DRM_VNPU_OP_T_MAX, x, &vnpu_zero, z, n, 0);
 		} else if (b) {
-			const float *y = b + it->off[1];
-
-			for (i = 0; i < n; i++)
-				z[i * sc] = vnpu_t_binary(o, x[i * sa], y[i * sb]);
+			vnpu_t_binary_strided(o, x, sa, b + it->off[1], sb, z, sc, n);
 		} else {
 			for (i = 0; i < n; i++)
 				z[i * sc] = vnpu_t_unary(o, x[i * sa]);

@@ -281,6 +281,18 @@ TEST_F(kernel, gemm_fp32_transposes_alpha_beta)
 	check_gemm(_metadata, self, 9, 70, 64, 0.0f);
 }
 
+/*
+ * Sizes that cross every block of the blocked kernels (96 rows, 512
+ * columns, depth 256) and end inside a micro-tile; few columns (computed
+ * transposed); few outputs (the scalar path).
+ */
+TEST_F(kernel, gemm_fp32_across_blocks)
+{
+	check_gemm(_metadata, self, 101, 530, 300, 0.5f);
+	check_gemm(_metadata, self, 200, 5, 40, 0.0f);
+	check_gemm(_metadata, self, 2, 7, 9, 1.0f);
+}
+
 /* k above VNPU_FPU_GEMM_MACS: dot products split over FPU sections. */
 TEST_F(kernel, gemm_fp32_long_dot_products)
 {

@@ -6,7 +6,8 @@
  * drm_vnpu_tensor_args): every operator against a CPU reference computed
  * here, over broadcasting, permuted and padded layouts, sizes that cross
  * the 1024-point sections, size-1 dimensions; the argument size rules;
- * every bad argument; and that long operators stop at a timeout.
+ * every bad argument; and that long operators (a matrix product split
+ * across the engines too) stop at a timeout.
  *
  * Tolerances (|got - want| <= abs + rel * |want|):
  *   COPY, ADD SUB MUL DIV MAX MIN RELU, REDUCE_MAX, IM2COL, MAXPOOL: exact
@@ -481,7 +482,8 @@ TEST_F(ops, softmax_over_any_axes)
 
 /* Batched matrix products, batch broadcast, long inner dimension. */
 static void check_dot(struct __test_metadata *_metadata, struct _test_data_ops *self,
-		      uint32_t batch, int a_bcast, uint32_t m, uint32_t n, uint32_t k, int trans_b)
+		      uint32_t batch, int a_bcast, uint32_t m, uint32_t n, uint32_t k, int trans_b,
+		      int trans_c)
 {
 	uint64_t oa, ob, oc, save = self->next;
 	float *a = carve(self, (uint64_t)(a_bcast ? 1 : batch) * m * k, 20, &oa);
@@ -492,7 +494,7 @@ static void check_dot(struct __test_metadata *_metadata, struct _test_data_ops *
 		.op = DRM_VNPU_OP_T_DOT, .ndim = 4, .axes = 8, .shape = { batch, m, n, k },
 		.stride_a = { a_bcast ? 0 : m * k, k, 0, 1 },
 		.stride_b = { k * n, 0, trans_b ? k : 1, trans_b ? 1 : n },
-		.stride_c = { m * n, n, 1, 0 },
+		.stride_c = { m * n, trans_c ? 1 : n, trans_c ? m : 1, 0 },
 		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
 	};
 	int bad = 0;
@@ -502,15 +504,15 @@ static void check_dot(struct __test_metadata *_metadata, struct _test_data_ops *
 	for (uint32_t z = 0; z < batch; z++)
 		for (uint32_t i = 0; i < m; i++)
 			for (uint32_t j = 0; j < n; j++) {
+				uint64_t o = trans_c ? ((uint64_t)z * n + j) * m + i :
+					     ((uint64_t)z * m + i) * n + j;
 				double s = 0;
 
 				for (uint32_t p = 0; p < k; p++)
 					s += (double)a[(a_bcast ? 0 : z * m * k) + i * k + p] *
 					     b[z * k * n + (trans_b ? j * k + p : p * n + j)];
-				if (!close_enough(c[(z * m + i) * n + j], s, 1e-5 + 2e-6 * k, 0) &&
-				    bad++ < 3)
-					TH_LOG("dot [%u][%u][%u]: %g want %g", z, i, j,
-					       c[(z * m + i) * n + j], s);
+				if (!close_enough(c[o], s, 1e-5 + 2e-6 * k, 0) && bad++ < 3)
+					TH_LOG("dot [%u][%u][%u]: %g want %g", z, i, j, c[o], s);
 			}
 	EXPECT_EQ(0, bad);
 	self->next = save;
@@ -518,10 +520,14 @@ static void check_dot(struct __test_metadata *_metadata, struct _test_data_ops *
 
 TEST_F(ops, dot_batched_matmul)
 {
-	check_dot(_metadata, self, 3, 0, 7, 11, 13, 0);
-	check_dot(_metadata, self, 4, 1, 5, 9, 33, 1);
-	check_dot(_metadata, self, 1, 0, 1, 1, 5000, 0);	/* crosses sections */
-	check_dot(_metadata, self, 2, 0, 17, 1, 1, 0);		/* k = 1, n = 1 */
+	check_dot(_metadata, self, 3, 0, 7, 11, 13, 0, 0);
+	check_dot(_metadata, self, 4, 1, 5, 9, 33, 1, 0);
+	check_dot(_metadata, self, 1, 0, 1, 1, 5000, 0, 0);	/* crosses sections */
+	check_dot(_metadata, self, 2, 0, 17, 1, 1, 0, 0);	/* k = 1, n = 1 */
+	/* Across the blocks of the blocked kernels, C transposed too. */
+	check_dot(_metadata, self, 2, 1, 103, 530, 261, 1, 0);
+	check_dot(_metadata, self, 3, 0, 37, 45, 300, 0, 1);
+	check_dot(_metadata, self, 1, 0, 300, 3, 20, 1, 0);	/* few columns */
 }
 
 /* Convolution geometry used by the window tests. */
@@ -553,6 +559,7 @@ static const struct conv_case conv_cases[] = {
 	{ 1, 2, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
 	{ 1, 1, 7, 1, 2, 2, 1, 3, 1, 1, 1, 0, 0, 0, 0 },	/* 1-d as H x 1 */
 	{ 3, 5, 4, 6, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0 },	/* 1 x 1 kernel */
+	{ 1, 16, 12, 13, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },	/* 3 x 3, "same" */
 };
 
 /* IM2COL exactly, then the convolution as IM2COL + DOT against direct. */
@@ -920,22 +927,26 @@ TEST_F(ops, bad_arguments)
  */
 TEST_F(ops, long_operators_stop_at_the_timeout)
 {
-	uint64_t oa, oc;
-	struct drm_vnpu_tensor_args t[2] = {
+	uint64_t oa, oc, ogemm;
+	struct drm_vnpu_tensor_args t[3] = {
 		{ .op = DRM_VNPU_OP_T_REDUCE_SUM, .ndim = 2, .axes = 3,
 		  .shape = { 1u << 24, 1u << 16 } },
 		{ .op = DRM_VNPU_OP_T_DOT, .ndim = 2, .axes = 3,
 		  .shape = { 1u << 24, 1u << 16 } },
+		/* A matrix product (blocked, split across the engines). */
+		{ .op = DRM_VNPU_OP_T_DOT, .ndim = 3, .axes = 4,
+		  .shape = { 1u << 12, 16, 1u << 24 }, .stride_c = { 16, 1, 0 } },
 	};
 
 	carve(self, 16, 70, &oa);
 	carve(self, 16, 71, &oc);
-	for (int i = 0; i < 2; i++) {
+	ASSERT_NE(NULL, carve(self, 1u << 16, 72, &ogemm));
+	for (int i = 0; i < 3; i++) {
 		uint32_t queue = 0;
 		uint64_t start;
 
 		t[i].a = ADDR(oa);
-		t[i].c = ADDR(oc);
+		t[i].c = ADDR(i == 2 ? ogemm : oc);
 		if (t[i].op == DRM_VNPU_OP_T_DOT)
 			t[i].b = ADDR(oa);
 		ASSERT_EQ(0, queue_create_timeout(self->fd, DRM_VNPU_ENGINE_COMPUTE,

@@ -23,6 +23,8 @@ packages=(
 	python3-onnx python3-numpy
 	# standard networks exported by PyTorch (tools/onnx/export-torch.py)
 	python3-torch python3-torchvision
+	# make bench-compute: numpy's BLAS is OpenBLAS
+	libopenblas0-pthread
 )
 
 missing=()
