@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,8 +189,18 @@ int main(int argc, char **argv)
 				return fprintf(stderr, "%s: too many outputs\n", prog), 2;
 			checks[nchecks++] = optarg;
 			break;
-		case 'R': rtol = strtod(optarg, NULL); break;
-		case 'A': atol = strtod(optarg, NULL); break;
+		case 'R':
+		case 'A': {
+			char *end;
+			double v = strtod(optarg, &end);
+
+			/* !(v >= 0) also refuses NaN. */
+			if (end == optarg || *end || !(v >= 0) || v == HUGE_VAL)
+				return fprintf(stderr, "%s: bad tolerance '%s' (want a number >= 0)\n",
+					       prog, optarg), 2;
+			*(opt == 'R' ? &rtol : &atol) = v;
+			break;
+		}
 		case 'o': outdir = optarg; break;
 		case 'm': memory_report = 1; break;
 		case 's': nstreams = (unsigned int)strtoul(optarg, NULL, 0); break;
