@@ -12,6 +12,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 repo=$PWD
+# The runner's settings of the calling environment (make check under
+# VNPU_VM_ACCEL=tcg, say) must not change what these cases test.
+unset VNPU_VM_ACCEL VNPU_VM_STALL VNPU_VM_APPEND VNPU_VM_QEMU_ARGS VNPU_TEST_TIMEOUT VNPU_KO
 
 kver=$(find /lib/modules -maxdepth 1 -name '6.12.*' ! -name '*vnpudebug*' -printf '%f\n' | sort -V | tail -n 1)
 if [ -z "$kver" ] || [ ! -f "/boot/vmlinuz-$kver" ] || ! command -v qemu-system-x86_64 >/dev/null ||
