@@ -101,6 +101,18 @@ int gop_single_output(const struct gnode *n)
 	return VNPU_SUCCESS;
 }
 
+int gop_check_float_op(struct gbuild *b, const struct gnode *n, const char *const *allowed,
+		       size_t min, size_t max)
+{
+	int status = gop_check_attrs(n, allowed);
+
+	if (!status)
+		status = gop_need_inputs(n, min, max);
+	for (size_t j = 0; !status && j < max; j++)
+		status = gop_need_float(b, n, j);
+	return status ?: gop_single_output(n);
+}
+
 int gop_set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank,
 		   const int64_t *dims)
 {
@@ -433,9 +445,8 @@ static int op_binary_t(struct gbuild *b, struct gnode *n)
 	uint32_t rank;
 	int status;
 
-	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_single_output(n)))
+	status = gop_check_float_op(b, n, NULL, 2, 2);
+	if (status)
 		return status;
 	status = gop_broadcast_shape(n, gop_in(b, n, 0), gop_in(b, n, 1), &rank, dims);
 	if (status == VNPU_SUCCESS)
@@ -837,9 +848,8 @@ static int op_conv(struct gbuild *b, struct gnode *n)
 	struct tlaunch l;
 	int cols, status, sp;
 
-	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+	status = gop_check_float_op(b, n, allowed, 2, 3);
+	if (status)
 		return status;
 	x = gop_in(b, n, 0);
 	w = gop_in(b, n, 1);
@@ -982,9 +992,8 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 	float alpha, beta;
 	int ta, tb, status;
 
-	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 3)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+	status = gop_check_float_op(b, n, allowed, 2, 3);
+	if (status)
 		return status;
 	a = gop_in(b, n, 0);
 	w = gop_in(b, n, 1);
@@ -1051,9 +1060,8 @@ static int op_matmul(struct gbuild *b, struct gnode *n)
 	uint64_t M, K, N, batches = 1;
 	int status;
 
-	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_single_output(n)))
+	status = gop_check_float_op(b, n, NULL, 2, 2);
+	if (status)
 		return status;
 	a = gop_in(b, n, 0);
 	w = gop_in(b, n, 1);

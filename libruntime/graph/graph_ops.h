@@ -48,6 +48,12 @@ struct gtensor *gop_in(struct gbuild *b, const struct gnode *n, size_t j);
 int gop_need_inputs(const struct gnode *n, size_t min, size_t max);
 int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j);
 int gop_single_output(const struct gnode *n);
+/*
+ * The usual prologue of a float operator: attributes within @allowed,
+ * @min..@max inputs, each present one float, only the first output used.
+ */
+int gop_check_float_op(struct gbuild *b, const struct gnode *n, const char *const *allowed,
+		       size_t min, size_t max);
 int gop_set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank,
 		const int64_t *dims);
 int gop_set_alias(struct gbuild *b, const struct gnode *n, int src, uint32_t rank,

@@ -96,9 +96,8 @@ static int op_clip(struct gbuild *b, struct gnode *n)
 		if (status == VNPU_SUCCESS && gop_attr(n, "max"))
 			status = gop_scalar(b, n, gop_attr_float(n, "max", 0), &hi);
 	} else {
-		if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 3)) ||
-		    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-		    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+		status = gop_check_float_op(b, n, NULL, 1, 3);
+		if (status)
 			return status;
 		for (size_t j = 1; j < 3; j++)
 			if (gop_in(b, n, j) && gop_in(b, n, j)->count != 1)
@@ -297,9 +296,8 @@ static int op_prelu(struct gbuild *b, struct gnode *n)
 	uint32_t rank;
 	int status;
 
-	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_single_output(n)))
+	status = gop_check_float_op(b, n, NULL, 2, 2);
+	if (status)
 		return status;
 	status = gop_broadcast_shape(n, gop_in(b, n, 0), gop_in(b, n, 1), &rank, dims);
 	if (status == VNPU_SUCCESS && (rank != gop_in(b, n, 0)->rank ||
@@ -613,9 +611,8 @@ static int op_instance_norm(struct gbuild *b, struct gnode *n)
 	uint64_t N, C, D;
 	int status;
 
-	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 3, 3)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_need_float(b, n, 1)) ||
-	    (status = gop_need_float(b, n, 2)) || (status = gop_single_output(n)))
+	status = gop_check_float_op(b, n, allowed, 3, 3);
+	if (status)
 		return status;
 	x = gop_in(b, n, 0);
 	if (x->rank < 3)

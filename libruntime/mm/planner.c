@@ -577,23 +577,6 @@ static int plan_alloc_tmp(struct plan *p)
 	return p->tmp && p->tmp2 ? 0 : -1;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 256;
-	void *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	nv = realloc(*v, c * elem);
-	if (!nv)
-		return -1;
-	*v = nv;
-	*cap = c;
-	return 0;
-}
-
 /* --- skyline greedy ------------------------------------------------------------ */
 
 /*
@@ -832,7 +815,7 @@ static int sky_push(struct sky *k, uint32_t run)
 	struct sky_ent e = { k->run[run].height, k->run[run].start, run };
 	size_t i;
 
-	if (grow((void **)&k->heap, &k->heap_cap, k->heap_n + 1, sizeof(*k->heap)))
+	if (vnpu_plan_grow((void **)&k->heap, &k->heap_cap, k->heap_n + 1, sizeof(*k->heap)))
 		return -1;
 	i = k->heap_n++;
 	while (i) {
@@ -875,7 +858,7 @@ static void sky_pop(struct sky *k)
 static int sky_new_run(struct sky *k, uint64_t height, uint32_t start, uint32_t end,
 		       uint32_t *out)
 {
-	if (grow((void **)&k->run, &k->run_cap, k->run_n + 1, sizeof(*k->run)))
+	if (vnpu_plan_grow((void **)&k->run, &k->run_cap, k->run_n + 1, sizeof(*k->run)))
 		return -1;
 	k->run[k->run_n] = (struct sky_run){ height, start, end, SKY_NONE, SKY_NONE, 1 };
 	*out = (uint32_t)k->run_n++;
@@ -1171,7 +1154,7 @@ struct mm {
 static int mm_log_push(struct mm_log **log, size_t *n, size_t *cap,
 		       uint32_t idx, uint64_t old)
 {
-	if (grow((void **)log, cap, *n + 1, sizeof(**log)))
+	if (vnpu_plan_grow((void **)log, cap, *n + 1, sizeof(**log)))
 		return -1;
 	(*log)[*n].idx = idx;
 	(*log)[(*n)++].old = old;
@@ -1180,7 +1163,7 @@ static int mm_log_push(struct mm_log **log, size_t *n, size_t *cap,
 
 static int mm_ids_push(struct mm *m, uint32_t v)
 {
-	if (grow((void **)&m->ids, &m->ids_cap, m->ids_n + 1, sizeof(*m->ids)))
+	if (vnpu_plan_grow((void **)&m->ids, &m->ids_cap, m->ids_n + 1, sizeof(*m->ids)))
 		return -1;
 	m->ids[m->ids_n++] = v;
 	return 0;
@@ -1218,7 +1201,7 @@ static int mm_search(struct mm *m, size_t part, size_t pn, uint32_t slo,
 	m->nodes_left--;
 	if (!(++m->nodes & 255) && cpu_ns() > m->deadline)
 		return MM_TIMEOUT;
-	if (grow((void **)&m->ord, &m->ord_cap, base + on, sizeof(*m->ord)))
+	if (vnpu_plan_grow((void **)&m->ord, &m->ord_cap, base + on, sizeof(*m->ord)))
 		return MM_NOMEM;
 	/* The unchanged entries stay sorted; sort the raised ones and merge. */
 	for (size_t i = 0; i < on; i++) {
@@ -1390,7 +1373,7 @@ static int mm_subsolve(struct mm *m, size_t part, size_t pn, uint32_t slo, uint3
 		m->keys[i] = (struct key){ ~m->minoff[id], ~(uint64_t)i, 0, id };
 	}
 	qsort(m->keys, pn, sizeof(*m->keys), cmp_key_desc);
-	if (grow((void **)&m->ord, &m->ord_cap, base + pn, sizeof(*m->ord)))
+	if (vnpu_plan_grow((void **)&m->ord, &m->ord_cap, base + pn, sizeof(*m->ord)))
 		return MM_NOMEM;
 	for (size_t i = 0; i < pn; i++)
 		m->ord[base + i] = (struct mm_ent){ (uint32_t)~m->keys[i].k2, m->keys[i].id };

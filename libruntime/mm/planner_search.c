@@ -111,9 +111,9 @@ static uint64_t sk_rand(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static int sk_grow(void **v, size_t *cap, size_t need, size_t elem)
+int vnpu_plan_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-	size_t c = *cap ? *cap : 1024;
+	size_t c = *cap ? *cap : 256;
 	void *nv;
 
 	if (need <= *cap)
@@ -195,7 +195,7 @@ static uint32_t sk_fen_sum(const struct sks *k, uint32_t s)
 
 static int sk_push(struct sks *k, uint32_t unplace, uint32_t idx, uint64_t old)
 {
-	if (sk_grow((void **)&k->tr, &k->tr_cap, k->tr_n + 1, sizeof(*k->tr)))
+	if (vnpu_plan_grow((void **)&k->tr, &k->tr_cap, k->tr_n + 1, sizeof(*k->tr)))
 		return -1;
 	k->tr[k->tr_n++] = (struct sk_trail){ unplace, idx, old };
 	return 0;
@@ -228,7 +228,7 @@ static int sk_place(struct sks *k, uint32_t u, uint64_t off)
 	}
 	for (uint32_t s = pb->t0[u]; s + 1 < pb->t1[u]; s++)
 		if (!--k->cuts[s]) {
-			if (sk_grow((void **)&k->cut, &k->cut_cap, k->cut_n + 1, sizeof(*k->cut)))
+			if (vnpu_plan_grow((void **)&k->cut, &k->cut_cap, k->cut_n + 1, sizeof(*k->cut)))
 				return -1;
 			k->cut[k->cut_n++] = s + 1;
 		}
@@ -362,7 +362,7 @@ static int sk_add_cand(struct sks *k, uint32_t u, uint64_t h, uint32_t c, uint32
 		if (((r >> 40) & 15) == 0)
 			fit = r >> 50 & 7;
 	}
-	if (sk_grow((void **)&k->cand, &k->cand_cap, k->cand_n + 1, sizeof(*k->cand)))
+	if (vnpu_plan_grow((void **)&k->cand, &k->cand_cap, k->cand_n + 1, sizeof(*k->cand)))
 		return -1;
 	k->cand[k->cand_n++] = (struct sk_cand){ fit, area, u };
 	return 0;

@@ -46,4 +46,7 @@ enum { SKS_NOMEM = -3, SKS_TIMEOUT = -2, SKS_FOUND = 1, SKS_INFEASIBLE = 0 };
 int sks_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	    uint64_t seed, uint64_t *off, uint64_t *nodes);
 
+/* Grows the array *@v of *@cap elements of @elem bytes to hold @need, doubling; -1 without memory. */
+int vnpu_plan_grow(void **v, size_t *cap, size_t need, size_t elem);
+
 #endif
