@@ -114,7 +114,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 # The VM runner with a fake QEMU: KVM probe, fallback, stall and oops verdicts.
 HOST_TESTS += $(BUILD)/host/run-vm-test
 
-.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
+.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress stress-debug fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec bench-compute
 .PHONY: bench-pool bench-topo bench-lease bench-onnx troubleshooting-capture
@@ -380,6 +380,10 @@ debug-kernel: deps
 
 check-debug: deps
 	@tools/debug-kernel/check.sh
+
+# make stress's full counts (selftests/stress.plan) on the debug kernel.
+stress-debug: deps
+	@VNPU_TEST_TIMEOUT=3000 tools/debug-kernel/check.sh selftests/stress.plan stress-debug
 
 $(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)

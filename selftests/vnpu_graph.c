@@ -45,16 +45,25 @@ static uint64_t used_settled(struct vnpu_context ctx, uint64_t expect)
 {
 	struct vnpu_stream def;
 	uint64_t u = 0, prev = UINT64_MAX;
+	int same = 0;
 
 	vnpu_ctx_synchronize_all(ctx, -1);
 	if (vnpu_ctx_default_stream(ctx, &def) == VNPU_SUCCESS)
 		vnpu_stream_synchronize(def, -1);
-	for (int i = 0; i < 400; i++) {
+	/*
+	 * Up to 20 s: a loaded host can delay the driver's frees. Settled
+	 * means unchanged for 100 ms, not for two readings, so that a free
+	 * still pending is not taken into the baseline.
+	 */
+	for (int i = 0; i < 10000; i++) {
 		u = used_now(ctx);
-		if (expect == UINT64_MAX ? u == prev : u == expect)
+		if (expect != UINT64_MAX && u == expect)
+			break;
+		same = u == prev ? same + 1 : 0;
+		if (expect == UINT64_MAX && same == 50)
 			break;
 		prev = u;
-		usleep(5000);
+		usleep(2000);
 	}
 	return u;
 }
