@@ -381,9 +381,11 @@ debug-kernel: deps
 check-debug: deps
 	@tools/debug-kernel/check.sh
 
-# make stress's full counts (selftests/stress.plan) on the debug kernel.
+# make stress's SIGKILL seeds, scheduler race, unplug and teardown groups
+# (selftests/stress.plan) on the debug kernel.
 stress-debug: deps
-	@VNPU_TEST_TIMEOUT=3000 tools/debug-kernel/check.sh selftests/stress.plan stress-debug
+	@VNPU_TEST_TIMEOUT=3000 tools/debug-kernel/check.sh selftests/stress.plan stress-debug \
+		"kill-seeds unplug-full teardown"
 
 $(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)
