@@ -95,6 +95,7 @@ struct conn {
 	int fd;
 	uid_t uid;
 	pid_t pid;
+	int stat_fd;			/* /proc/PID/stat of the peer, or -1 */
 	int hello;
 	size_t len;
 	long long partial_since;	/* ms; 0 when no partial request */
@@ -137,6 +138,7 @@ static struct conn *conns;
 static int nconns;
 static uint64_t next_id = 1;
 static int state_dirty;		/* leases changed since the state file was written */
+static int health_fresh;	/* devices' health read in this wakeup */
 static const char *sys_accel = SYS_ACCEL;
 static volatile sig_atomic_t stop;
 static int socket_activated;	/* the socket is systemd's: leave it in place */
@@ -353,20 +355,25 @@ static int reset_device(struct dev *d)
 
 /* ---- tenants ------------------------------------------------------------ */
 
-/* Start time of @pid (field 22 of /proc/PID/stat), 0 if it has none. */
-static unsigned long long proc_start(pid_t pid)
+/* /proc/@pid/stat opened: it names that process even once its pid is reused. */
+static int open_stat(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Start time (field 22) of the process whose /proc/PID/stat is open at
+ * @fd, 0 if it has exited (a reaped process's file reads ESRCH).
+ */
+static unsigned long long stat_start(int fd)
+{
+	char buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
@@ -379,6 +386,25 @@ static unsigned long long proc_start(pid_t pid)
 	if (p[2] == 'Z' || p[2] == 'X')
 		return 0;
 	return start;
+}
+
+/* Start time of @pid, 0 if it has none. */
+static unsigned long long proc_start(pid_t pid)
+{
+	unsigned long long start;
+	int fd = open_stat(pid);
+
+	if (fd < 0)
+		return 0;
+	start = stat_start(fd);
+	close(fd);
+	return start;
+}
+
+/* Start time of @c's peer, through its /proc/PID/stat kept open. */
+static unsigned long long conn_start(const struct conn *c)
+{
+	return c->stat_fd >= 0 ? stat_start(c->stat_fd) : proc_start(c->pid);
 }
 
 /* Bytes @pid holds on device position @p through its leases, but @skip. */
@@ -532,16 +558,21 @@ static void check_device(struct dev *d)
 }
 
 /*
- * Fresh health for a decision or reply: the periodic check may not have
- * run yet. @usage: memory and resets too (STATUS and the periodic check).
+ * Fresh health for the decisions and replies of a wakeup: the periodic
+ * check may not have run yet. Read once a wakeup (its requests arrived
+ * together; a release checks its own devices again). @usage: memory and
+ * resets too, every time (STATUS and the periodic check).
  */
 static void check_all_devices(int usage)
 {
+	if (health_fresh && !usage)
+		return;
 	for (int p = 0; p < ndevs; p++) {
 		check_device(&devs[p]);
 		if (usage)
 			read_usage(&devs[p]);
 	}
+	health_fresh = 1;
 }
 
 /* Restores the leases of live tenants from the state file. */
@@ -1046,7 +1077,7 @@ static void do_lease(struct conn *c, const struct vnpu_lp_word *w, int n)
 	}
 	l->uid = c->uid;
 	l->pid = c->pid;
-	l->start = proc_start(c->pid);
+	l->start = conn_start(c);
 	l->conn = c;
 	l->mode = r.mode;
 	l->placement = r.placement;
@@ -1252,6 +1283,8 @@ static void close_conn(struct conn *c, const char *why)
 	}
 	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	if (c->stat_fd >= 0)
+		close(c->stat_fd);
 	free(c->out);
 	free(c);
 	nconns--;
@@ -1287,6 +1320,8 @@ static int accept_conn(int lfd)
 	c->fd = fd;
 	c->uid = cred.uid;
 	c->pid = cred.pid;
+	/* Kept open: the tenant check of each lease and poll is one read. */
+	c->stat_fd = open_stat(cred.pid);
 	c->next = conns;
 	conns = c;
 	nconns++;
@@ -1360,7 +1395,7 @@ static void reap_tenants(void)
 {
 	for (struct lease *l = leases, *next; l; l = next) {
 		next = l->next;
-		if (proc_start(l->pid) != l->start)
+		if ((l->conn ? conn_start(l->conn) : proc_start(l->pid)) != l->start)
 			release_lease(l, "tenant exited");
 	}
 }
@@ -1649,6 +1684,7 @@ int main(int argc, char **argv)
 		}
 		/* Only the ready connections come back: a wakeup costs no more with more clients. */
 		n = epoll_wait(epfd, ev, (int)(sizeof(ev) / sizeof(ev[0])), (int)wait);
+		health_fresh = 0;
 		if (n < 0 && errno != EINTR) {
 			logmsg("epoll_wait: %s", strerror(errno));
 			break;
