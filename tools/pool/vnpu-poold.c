@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1579,6 +1580,24 @@ static int read_config(const char *path, int must, int socket_set, int state_set
 	return errors ? -1 : 0;
 }
 
+/*
+ * Two descriptors a client (its socket and its /proc/PID/stat) and five a
+ * device: raises the soft limit on open files to what max-clients needs,
+ * within the hard limit.
+ */
+static void raise_fd_limit(void)
+{
+	rlim_t need = (rlim_t)cfg.max_clients * 2 + (A_COUNT + 1) * MAX_DEVS + 32;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < need)
+		logmsg("open files limited to %llu; max-clients %d wants %llu",
+		       (unsigned long long)rl.rlim_cur, cfg.max_clients, (unsigned long long)need);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -1652,6 +1671,7 @@ int main(int argc, char **argv)
 	if (env && *env)
 		sys_accel = env;
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
