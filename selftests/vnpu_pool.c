@@ -4,11 +4,13 @@
  *
  * Description: libvnpurt caching pool and data cache against the real
  * driver: copies on block addresses, reuse, stream-ordered reuse across two
- * streams proven with DELAY work and event state (never timings), OOM
- * retry on a small device, bad input, the JSON snapshot, data cache hits,
- * eviction behind queued readers, teardown with everything live, a pool
- * destroyed while other threads allocate from it, and pools destroyed and
- * recreated under allocating threads.
+ * streams proven with DELAY work and event state (never timings), a fenced
+ * block reused at once by its own stream, vnpu_free_async() on blocks of
+ * any pool and on addresses no pool holds, OOM retry on a small device,
+ * bad input, the JSON snapshot, data cache hits, eviction behind queued
+ * readers, teardown with everything live, a pool destroyed while other
+ * threads allocate from it, and pools destroyed and recreated under
+ * allocating threads.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -181,6 +183,87 @@ TEST_F(pool, block_freed_on_a_is_not_reused_by_b_before_a_is_done)
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->b, size, &w));
 	EXPECT_TRUE(w == x || w == y);
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(ev));
+}
+
+/*
+ * A small block freed on A behind pending work is kept whole for A: A's
+ * next allocation of that size gets it at once while the work is still
+ * pending (the event recorded after the free is not ready), B gets other
+ * memory, and A's later fill lands after its earlier one.
+ */
+TEST_F(pool, same_stream_reuses_a_fenced_block_at_once)
+{
+	const size_t size = 64 * 1024, words = size / 4;
+	struct vnpu_pool_stats st;
+	struct vnpu_event ev;
+	uint64_t x = 0, y = 0, z = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, 0, &ev));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->a, size, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->a, 1500 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->a, x, 0xaaaaaaaa, words));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(ev, self->a));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->b, size, &y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->a, size, &z));
+	if (vnpu_event_query(ev) != VNPU_NOT_READY)
+		SKIP(return, "A's DELAY finished before the allocations; nothing proven");
+	EXPECT_NE(x, y);
+	EXPECT_EQ(x, z);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->b, y, 0xbbbbbbbb, words));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->a, z, 0xcccccccc, words));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->a, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->b, VNPU_TIMEOUT_INFINITE));
+	EXPECT_TRUE(all_words(self->ctx, z, words, 0xcccccccc));
+	EXPECT_TRUE(all_words(self->ctx, y, words, 0xbbbbbbbb));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &st));
+	EXPECT_EQ(1, st.num_segment_allocs);
+	EXPECT_EQ(3, st.num_allocs);
+	EXPECT_EQ(2, st.cache_hits);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, z));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->b, y));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(ev));
+}
+
+/*
+ * vnpu_free_async() finds the pool of any block of the stream's context,
+ * not only the default pool's, and refuses addresses no pool holds now:
+ * a plain vnpu_malloc() buffer, a block of a destroyed pool, an address
+ * of a segment given back by trim.
+ */
+TEST_F(pool, free_async_finds_the_pool_of_any_block)
+{
+	struct vnpu_pool p;
+	struct vnpu_pool_stats st, def_before, def_after;
+	uint64_t x = 0, y = 0, plain = 0, gone = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_create(self->ctx, 0, &p));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &def_before));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_malloc(p, 4096, self->a, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_malloc(p, 3 * MIB, self->a, &y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->b, x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(p, &st));
+	EXPECT_EQ(2, st.num_frees);
+	EXPECT_EQ(0, st.allocated);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &def_after));
+	EXPECT_EQ(def_before.num_frees, def_after.num_frees);
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 64 * 1024, 0, &plain));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(self->a, plain));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_free(self->ctx, plain));
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_malloc(p, 4096, self->a, &gone));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(p));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(self->a, gone));
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->a, 4096, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->a, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_trim(self->pool, 0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &st));
+	ASSERT_EQ(0, st.reserved);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(self->a, x));
 }
 
 /* A synchronous free of a block allocated on A fences on A, too. */

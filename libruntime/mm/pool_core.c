@@ -7,8 +7,8 @@
  * the first bin that has one, splitting off the rest. Freed blocks merge
  * with free neighbours of the same segment when their fences agree (none,
  * or the same stream's); pc_poll_fences() merges the rest once done.
- * Small unfenced frees first go to a quick list (pool_core.h), which the
- * slow paths flush into the bins.
+ * Small frees first go to a quick list (pool_core.h), fence and all,
+ * which the slow paths flush into the bins.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -397,15 +397,19 @@ static void quick_flush(struct pc_pool *p)
 	p->quick_bytes = 0;
 }
 
-/* A quick-listed block of exactly @rounded bytes, unlinked, or NULL. */
-static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded)
+/*
+ * A quick-listed block of exactly @rounded bytes that work on @stream may
+ * use now without polling a fence (none, or @stream's own), unlinked, or
+ * NULL. At most PC_QUICK_DEPTH blocks are looked at.
+ */
+static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded, void *stream)
 {
 	int bin = size_bin(rounded);
 
 	for (struct pc_block **link = &p->quick[bin]; *link; link = &(*link)->lnext) {
 		struct pc_block *b = *link;
 
-		if (b->size != rounded)
+		if (b->size != rounded || (b->fence_stream && b->fence_stream != stream))
 			continue;
 		*link = b->lnext;
 		b->lnext = NULL;
@@ -417,13 +421,15 @@ static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded)
 	return NULL;
 }
 
-/* Keeps freed block @b whole for the next request of its size, if it may. */
+/*
+ * Keeps freed block @b whole, with its fence, for the next request of its
+ * size, if it may.
+ */
 static int quick_put(struct pc_pool *p, struct pc_block *b)
 {
 	int bin = size_bin(b->size);
 
-	if (b->seg->kind != PC_SMALL || b->fence_stream ||
-	    p->quick_count[bin] >= PC_QUICK_DEPTH ||
+	if (b->seg->kind != PC_SMALL || p->quick_count[bin] >= PC_QUICK_DEPTH ||
 	    p->quick_bytes + b->size > PC_QUICK_BYTES)
 		return 0;
 	b->bin = PC_BIN_QUICK;
@@ -466,15 +472,23 @@ static struct pc_block *find_block(struct pc_pool *p, uint64_t rounded, int kind
 	return NULL;
 }
 
-/* Hands out free block @b, out of every list and unfenced, for @size bytes on @stream. */
+/*
+ * Hands out free block @b, out of every list, for @size bytes on @stream.
+ * A fence @b still has is @stream's own (stream order makes it safe): its
+ * reference on the stream becomes the allocation's.
+ */
 static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_t size,
 				  void *stream)
 {
 	b->free = 0;
 	b->requested = size;
 	b->alloc_stream = stream;
-	if (stream && p->prov.stream_get)
+	if (b->fence_stream) {
+		b->fence_stream = NULL;
+		b->fence_point = 0;
+	} else if (stream && p->prov.stream_get) {
 		p->prov.stream_get(p->prov.arg, stream);
+	}
 	hash_insert(p, b);
 	p->c.allocated += b->size;
 	p->c.requested += size;
@@ -605,10 +619,10 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 	if (p->hash_count >= p->hash_size && hash_grow(p) != VNPU_SUCCESS)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	kind = kind_of(p, rounded);
-	b = kind == PC_SMALL ? quick_take(p, rounded) : NULL;
+	b = kind == PC_SMALL ? quick_take(p, rounded, stream) : NULL;
 	if (!b)
 		return alloc_slow(p, size, rounded, kind, stream, addr);
-	/* Whole and unfenced (quick_put()): nothing to split or clear. */
+	/* Whole (quick_put()), its fence none or @stream's: nothing to split or wait for. */
 	p->c.quick_hits++;
 	p->c.cache_hits++;
 	mark_allocated(p, b, size, stream);
@@ -666,30 +680,34 @@ static struct pc_block *coalesce(struct pc_pool *p, struct pc_block *b)
 
 struct pc_block *pc_take(struct pc_pool *p, uint64_t addr)
 {
-	struct pc_block *b = hash_take(p, addr);
-
-	if (!b)
-		p->c.bad_frees++;
-	return b;
+	return hash_take(p, addr);
 }
 
 int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point)
 {
 	struct pc_block *b = pc_take(p, addr);
 
-	if (!b)
+	if (!b) {
+		p->c.bad_frees++;
 		return VNPU_ERROR_INVALID_VALUE;
+	}
 	pc_free_block(p, b, stream, point);
 	return VNPU_SUCCESS;
 }
 
 void pc_free_block(struct pc_pool *p, struct pc_block *b, void *stream, uint64_t point)
 {
-	/* The fence first: @stream may be the allocating stream, referenced only by @b. */
-	if (stream && point)
-		fence_set(p, b, stream, point);
-	if (b->alloc_stream && p->prov.stream_put)
-		p->prov.stream_put(p->prov.arg, b->alloc_stream);
+	if (stream && point && stream == b->alloc_stream) {
+		/* The allocation's reference on the stream becomes the fence's. */
+		b->fence_stream = stream;
+		b->fence_point = point;
+	} else {
+		/* The fence first: @stream may be the allocating stream, referenced only by @b. */
+		if (stream && point)
+			fence_set(p, b, stream, point);
+		if (b->alloc_stream && p->prov.stream_put)
+			p->prov.stream_put(p->prov.arg, b->alloc_stream);
+	}
 	b->alloc_stream = NULL;
 	p->c.allocated -= b->size;
 	p->c.requested -= b->requested;
@@ -717,6 +735,11 @@ void pc_poll_fences(struct pc_pool *p)
 				continue;
 			}
 			fence_clear(p, b);
+			if (b->bin == PC_BIN_QUICK) {
+				/* Stays whole in its quick list, now for any stream. */
+				b = b->next;
+				continue;
+			}
 			bin_remove(p, b);
 			b = coalesce(p, b);
 			bin_insert(p, b);
