@@ -422,6 +422,27 @@ static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded, void *st
 }
 
 /*
+ * Clears the fences that are done of the quick-listed blocks of exactly
+ * @rounded bytes (at most PC_QUICK_DEPTH polls); returns whether it
+ * cleared one. Blocks freed on a stream whose work is long done would
+ * otherwise stay passed over by every other stream until a slow path
+ * flushed them.
+ */
+static int quick_poll(struct pc_pool *p, uint64_t rounded)
+{
+	int cleared = 0;
+
+	for (struct pc_block *b = p->quick[size_bin(rounded)]; b; b = b->lnext) {
+		if (b->size == rounded && b->fence_stream &&
+		    p->prov.fence_done(p->prov.arg, b->fence_stream, b->fence_point)) {
+			fence_clear(p, b);
+			cleared = 1;
+		}
+	}
+	return cleared;
+}
+
+/*
  * Keeps freed block @b whole, with its fence, for the next request of its
  * size, if it may.
  */
@@ -498,6 +519,17 @@ static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_
 		p->c.peak_allocated = p->c.allocated;
 }
 
+/* Hands out quick-listed block @b (whole; fence none or @stream's): nothing to split or wait for. */
+static inline int quick_hit(struct pc_pool *p, struct pc_block *b, uint64_t size, void *stream,
+			    uint64_t *addr)
+{
+	p->c.quick_hits++;
+	p->c.cache_hits++;
+	mark_allocated(p, b, size, stream);
+	*addr = b->addr;
+	return VNPU_SUCCESS;
+}
+
 /* Takes free block @b for a request of @rounded bytes, splitting off the rest. */
 static int take_block(struct pc_pool *p, struct pc_block *b, uint64_t rounded, uint64_t size,
 		      void *stream)
@@ -569,8 +601,16 @@ static __attribute__((noinline)) int alloc_slow(struct pc_pool *p, uint64_t size
 						uint64_t rounded, int kind, void *stream,
 						uint64_t *addr)
 {
-	struct pc_block *b = find_block(p, rounded, kind, stream);
+	struct pc_block *b;
 	int status;
+
+	/* Quick-listed blocks of the size whose fences are done, first. */
+	if (kind == PC_SMALL && quick_poll(p, rounded)) {
+		b = quick_take(p, rounded, stream);
+		if (b)
+			return quick_hit(p, b, size, stream, addr);
+	}
+	b = find_block(p, rounded, kind, stream);
 
 	if (!b && p->quick_bytes) {
 		/* The quick lists may hold what merges into a fit. */
@@ -622,12 +662,7 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 	b = kind == PC_SMALL ? quick_take(p, rounded, stream) : NULL;
 	if (!b)
 		return alloc_slow(p, size, rounded, kind, stream, addr);
-	/* Whole (quick_put()), its fence none or @stream's: nothing to split or wait for. */
-	p->c.quick_hits++;
-	p->c.cache_hits++;
-	mark_allocated(p, b, size, stream);
-	*addr = b->addr;
-	return VNPU_SUCCESS;
+	return quick_hit(p, b, size, stream, addr);
 }
 
 /*
