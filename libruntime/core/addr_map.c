@@ -10,7 +10,7 @@
 #include "vnpu.h"
 
 #define LEVEL_BITS 12
-/* 4 levels of 12 bits: every 48-bit granule number of a 64-bit address. */
+/* 4 levels of 12 bits: every 48-bit granule number (vnpu_addr_map_get() unrolls them). */
 #define LEVELS 4
 #define FANOUT (1u << LEVEL_BITS)
 
@@ -89,12 +89,15 @@ uint64_t vnpu_addr_map_get(struct vnpu_addr_map *map, uint64_t addr)
 	uint64_t granule = addr >> VNPU_ADDR_MAP_GRANULE_SHIFT;
 	struct vnpu_addr_map_node *node = atomic_load_explicit(&map->root, memory_order_acquire);
 
-	/* leaf() without its adding: four loads on the fast path of vnpu_free_async(). */
-	for (int level = 0; node && level < LEVELS - 1; level++)
-		node = atomic_load_explicit(&node->child[slot(granule, level)],
-					    memory_order_acquire);
-	return node ? atomic_load_explicit(&node->value[slot(granule, LEVELS - 1)],
-					   memory_order_acquire) : 0;
+	/* leaf() without its adding, unrolled: the fast path of vnpu_free_async(). */
+	if (node)
+		node = atomic_load_explicit(&node->child[slot(granule, 0)], memory_order_acquire);
+	if (node)
+		node = atomic_load_explicit(&node->child[slot(granule, 1)], memory_order_acquire);
+	if (node)
+		node = atomic_load_explicit(&node->child[slot(granule, 2)], memory_order_acquire);
+	return node ? atomic_load_explicit(&node->value[slot(granule, 3)], memory_order_acquire)
+		    : 0;
 }
 
 static void free_node(struct vnpu_addr_map_node *node, int level)

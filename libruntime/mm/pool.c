@@ -454,6 +454,22 @@ static int pool_alloc_locked(struct vnpu_pool_obj *pool, uint64_t size,
 }
 
 /*
+ * pool_alloc_locked() taking over the caller's reference on *@s (its
+ * lookup's): the block keeps it or the pool drops it; *@s is then NULL.
+ * Under pool->lock, held by the caller.
+ */
+static int pool_alloc_locked_ref(struct vnpu_pool_obj *pool, uint64_t size,
+				 struct vnpu_stream_obj **s, uint64_t *devptr)
+{
+	struct vnpu_stream_obj *given = *s;
+
+	if (given && given->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	/* pc_alloc_ref() keeps it or drops it, even when it fails. */
+	*s = NULL;
+	return pc_alloc_ref(&pool->core, size, given, devptr);
+}
+/*
  * Free under pool->lock, held by the caller; a bad address is counted in
  * bad_frees if the caller @named the pool.
  */
@@ -545,7 +561,7 @@ int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream 
 		return vnpu_set_status(status);
 	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = pool_alloc_locked(pool, size, s, devptr);
+		status = pool_alloc_locked_ref(pool, size, &s, devptr);
 		pool_unlock(pool, ref);
 	}
 	if (s)
@@ -608,10 +624,11 @@ int vnpu_malloc_async(struct vnpu_stream stream, uint64_t size, uint64_t *devptr
 		return vnpu_set_status(status);
 	status = default_pool_lock(s->ctx, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = pool_alloc_locked(pool, size, s, devptr);
+		status = pool_alloc_locked_ref(pool, size, &s, devptr);
 		pool_unlock(pool, ref);
 	}
-	vnpu_obj_put(&s->obj);
+	if (s)
+		vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
 

@@ -400,9 +400,11 @@ static void quick_flush(struct pc_pool *p)
 /*
  * A quick-listed block of exactly @rounded bytes that work on @stream may
  * use now without polling a fence (none, or @stream's own), unlinked, or
- * NULL. At most PC_QUICK_DEPTH blocks are looked at.
+ * NULL. At most PC_QUICK_DEPTH blocks are looked at. Inlined: it is most
+ * of pc_alloc()'s fast path.
  */
-static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded, void *stream)
+static inline __attribute__((always_inline)) struct pc_block *
+quick_take(struct pc_pool *p, uint64_t rounded, void *stream)
 {
 	int bin = size_bin(rounded);
 
@@ -496,7 +498,8 @@ static struct pc_block *find_block(struct pc_pool *p, uint64_t rounded, int kind
 /*
  * Hands out free block @b, out of every list, for @size bytes on @stream.
  * A fence @b still has is @stream's own (stream order makes it safe): its
- * reference on the stream becomes the allocation's.
+ * reference on the stream becomes the allocation's; else the one
+ * pc_alloc_ref() was given, or a new one.
  */
 static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_t size,
 				  void *stream)
@@ -507,6 +510,8 @@ static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_
 	if (b->fence_stream) {
 		b->fence_stream = NULL;
 		b->fence_point = 0;
+	} else if (stream && stream == p->given_stream) {
+		p->given_stream = NULL;
 	} else if (stream && p->prov.stream_get) {
 		p->prov.stream_get(p->prov.arg, stream);
 	}
@@ -663,6 +668,18 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 	if (!b)
 		return alloc_slow(p, size, rounded, kind, stream, addr);
 	return quick_hit(p, b, size, stream, addr);
+}
+
+int pc_alloc_ref(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
+{
+	int status;
+
+	p->given_stream = stream;
+	status = pc_alloc(p, size, stream, addr);
+	if (p->given_stream && p->prov.stream_put)
+		p->prov.stream_put(p->prov.arg, p->given_stream);
+	p->given_stream = NULL;
+	return status;
 }
 
 /*

@@ -134,6 +134,7 @@ struct pc_pool {
 	struct pc_block **hash;			/* allocated blocks by address */
 	size_t hash_size;			/* power of two */
 	size_t hash_count;
+	void *given_stream;			/* pc_alloc_ref(): the caller's reference, unused yet */
 	struct pc_counters c;
 };
 
@@ -168,6 +169,12 @@ uint64_t pc_round_size(uint64_t size);
  * error after the OOM retry.
  */
 int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr);
+/*
+ * pc_alloc() taking over the caller's reference on @stream (if not NULL):
+ * the block keeps it, or it is dropped (the block had its own from a fence
+ * of @stream's, or the allocation failed). Saves a get and a put.
+ */
+int pc_alloc_ref(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr);
 /*
  * Frees the block at @addr. @stream/@point: the last work that may use it
  * (NULL/0: none). Returns VNPU_ERROR_INVALID_VALUE if @addr is not the start

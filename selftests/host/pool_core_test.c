@@ -345,6 +345,39 @@ TEST(stream_ordered_reuse)
 	EXPECT_EQ(0, f.stream_refs);
 }
 
+/*
+ * pc_alloc_ref() keeps the caller's reference on the stream for the block,
+ * or drops it when the block already has one (a fence of that stream) and
+ * when the allocation fails: the count of references is that of the
+ * blocks naming the stream, whatever happened.
+ */
+TEST(alloc_ref_keeps_or_drops_the_given_reference)
+{
+	struct fake_stream sa = { 0 };
+	struct pc_pool p;
+	struct fake f;
+	uint64_t x, y;
+
+	setup_pool(&p, &f, 4 * MIB, NULL);
+	f.stream_refs++;	/* the caller's */
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc_ref(&p, 4096, &sa, &x));
+	EXPECT_EQ(1, f.stream_refs);	/* kept by the block, none taken */
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, x, &sa, 3));
+	EXPECT_EQ(1, f.stream_refs);	/* the fence's */
+	f.stream_refs++;
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc_ref(&p, 4096, &sa, &y));
+	EXPECT_EQ(x, y);		/* the fenced block, at once */
+	EXPECT_EQ(1, f.stream_refs);	/* the fence's became the block's; the given one dropped */
+	f.stream_refs++;
+	EXPECT_EQ(VNPU_ERROR_OUT_OF_DEVICE_MEMORY, pc_alloc_ref(&p, 64 * MIB, &sa, &x));
+	EXPECT_EQ(1, f.stream_refs);	/* dropped on failure */
+	EXPECT_EQ(VNPU_SUCCESS, pc_alloc_ref(&p, 4096, NULL, &x));
+	EXPECT_EQ(1, f.stream_refs);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	pc_destroy(&p);
+	EXPECT_EQ(0, f.stream_refs);
+}
+
 TEST(quick_lists_reuse_whole_blocks)
 {
 	struct fake_stream sa = { 0 }, sb = { 0 };
