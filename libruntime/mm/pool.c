@@ -469,6 +469,7 @@ static int pool_alloc_locked_ref(struct vnpu_pool_obj *pool, uint64_t size,
 	*s = NULL;
 	return pc_alloc_ref(&pool->core, size, given, devptr);
 }
+
 /*
  * Free under pool->lock, held by the caller; a bad address is counted in
  * bad_frees if the caller @named the pool.
@@ -541,10 +542,12 @@ static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s
 }
 
 /*
- * The allocation fast path: the stream, if any, is looked up first (that
- * takes the handle table's lock, never taken under a pool's lock), then
- * the pool is found and locked in one step, without the table's lock and
- * without a reference: one lock and one unlock of the pool per call.
+ * The allocation fast path: the stream, if any, is looked up first
+ * (without the handle table's lock unless it is changing; that lock is
+ * never taken under a pool's), then the pool is found and locked in one
+ * step, without the table's lock and without a reference: one lock and
+ * one unlock of the pool per call. The stream's reference becomes the
+ * block's.
  */
 int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
 		     uint64_t *devptr)
