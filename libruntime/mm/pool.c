@@ -463,7 +463,9 @@ static int pool_alloc_locked_ref(struct vnpu_pool_obj *pool, uint64_t size,
 {
 	struct vnpu_stream_obj *given = *s;
 
-	if (given && given->ctx != pool->ctx)
+	if (!given)
+		return pc_alloc(&pool->core, size, NULL, devptr);
+	if (given->ctx != pool->ctx)
 		return VNPU_ERROR_WRONG_CONTEXT;
 	/* pc_alloc_ref() keeps it or drops it, even when it fails. */
 	*s = NULL;
