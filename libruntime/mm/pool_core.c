@@ -524,7 +524,7 @@ static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_
 		p->c.peak_allocated = p->c.allocated;
 }
 
-/* Hands out quick-listed block @b (whole; fence none or @stream's): nothing to split or wait for. */
+/* Hands out quick-listed block @b (whole, fenced by @stream or not at all): no split, no wait. */
 static inline int quick_hit(struct pc_pool *p, struct pc_block *b, uint64_t size, void *stream,
 			    uint64_t *addr)
 {

@@ -134,7 +134,7 @@ struct pc_pool {
 	struct pc_block **hash;			/* allocated blocks by address */
 	size_t hash_size;			/* power of two */
 	size_t hash_count;
-	void *given_stream;			/* pc_alloc_ref(): the caller's reference, unused yet */
+	void *given_stream;			/* pc_alloc_ref(): the caller's reference */
 	struct pc_counters c;
 };
 

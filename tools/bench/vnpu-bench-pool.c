@@ -161,9 +161,10 @@ static void bench_latency(struct vnpu_context ctx, struct vnpu_stream s,
 		}
 		for (int m = 0; m < 5; m++)
 			med[m] = median5(r[m]);
-		printf("# | %llu KiB | %.1f | %.1f | %.1f | %.1f | %.0f | %.2fx | %.2fx | %.2fx | %.0fx |\n",
-		       (unsigned long long)(size / KIB), med[0], med[1], med[2], med[3], med[4],
-		       med[1] / med[0], med[2] / med[1], med[3] / med[1], med[4] / med[1]);
+		printf("# | %llu KiB | %.1f | %.1f | %.1f | %.1f | %.0f",
+		       (unsigned long long)(size / KIB), med[0], med[1], med[2], med[3], med[4]);
+		printf(" | %.2fx | %.2fx | %.2fx | %.0fx |\n", med[1] / med[0], med[2] / med[1],
+		       med[3] / med[1], med[4] / med[1]);
 	}
 	CHECK(vnpu_stream_synchronize(s, VNPU_TIMEOUT_INFINITE));
 	CHECK(vnpu_stream_synchronize(busy, VNPU_TIMEOUT_INFINITE));
