@@ -9,8 +9,9 @@
  * any pool and on addresses no pool holds, OOM retry on a small device,
  * bad input, the JSON snapshot, data cache hits, eviction behind queued
  * readers, teardown with everything live, a pool destroyed while other
- * threads allocate from it, and pools destroyed and recreated under
- * allocating threads.
+ * threads allocate from it, pools destroyed and recreated under
+ * allocating threads, and streams destroyed and recreated under threads
+ * allocating on them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -566,6 +567,98 @@ TEST_F(pool, pools_destroyed_and_recreated_under_allocating_threads)
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(pools[ROUNDS]));
 	/* Every segment of every pool went back to the driver. */
 	EXPECT_EQ(before, vram_used_settled(before));
+}
+
+struct stream_user {
+	struct churn_user u;		/* churn: current and previous are stream handles */
+	struct vnpu_pool pool;		/* the default pool, for blocks whose stream went */
+};
+
+/* vnpu_malloc_async() and vnpu_free_async() on the newest and the previous stream (bounded). */
+static void *stream_user_run(void *arg)
+{
+	struct stream_user *su = arg;
+	struct churn_user *u = &su->u;
+	uint64_t d;
+
+	for (int i = 0; i < 1000000 && !atomic_load(&u->churn->stop); i++) {
+		_Atomic uint64_t *which = i & 1 ? &u->churn->previous : &u->churn->current;
+		struct vnpu_stream st = { atomic_load(which) };
+		int s = vnpu_malloc_async(st, 512 + (uint64_t)(i % 32) * 2048, &d);
+
+		churn_count(u, s);
+		if (s == VNPU_SUCCESS) {
+			s = vnpu_free_async(st, d);
+			churn_count(u, s);
+			/* Its stream went meanwhile: the block is freed by pool. */
+			if (s == VNPU_ERROR_INVALID_HANDLE)
+				churn_count(u, vnpu_pool_free(su->pool, d, (struct vnpu_stream){ 0 }));
+		}
+		atomic_fetch_add(&u->churn->calls, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Streams destroyed and created while other threads allocate on them
+ * with vnpu_malloc_async()/vnpu_free_async(). The stream lookup takes its
+ * reference without the handle table's lock, and stream objects are
+ * reused, so a stale handle meets a stream released or reused under
+ * another handle. Every call succeeds or is refused with
+ * VNPU_ERROR_INVALID_HANDLE, and no block stays allocated.
+ */
+TEST_F(pool, streams_destroyed_and_recreated_under_async_allocators)
+{
+	enum { THREADS = 3, ROUNDS = 20 };
+	struct stream_user u[THREADS] = { 0 };
+	struct vnpu_stream streams[ROUNDS + 1];
+	struct pool_churn churn = { 0 };
+	struct vnpu_pool_stats st;
+	pthread_t t[THREADS];
+	int ok = 0, stale = 0, rounds = 0;
+	uint64_t d;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0,
+						   &streams[0]));
+	atomic_store(&churn.current, streams[0].handle);
+	atomic_store(&churn.previous, streams[0].handle);
+	for (int i = 0; i < THREADS; i++) {
+		u[i].u.churn = &churn;
+		u[i].pool = self->pool;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, stream_user_run, &u[i]));
+	}
+	/* No ASSERT until the threads are joined: they use this frame. */
+	for (int r = 1; r <= ROUNDS; r++) {
+		rounds = r;
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0,
+							   &streams[r]));
+		if (_metadata->exit_code)
+			break;
+		atomic_store(&churn.previous, streams[r - 1].handle);
+		atomic_store(&churn.current, streams[r].handle);
+		wait_for_calls(&churn, 100);
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(streams[r - 1], 0));
+		/* And on the stale handle a little. */
+		wait_for_calls(&churn, 100);
+	}
+	atomic_store(&churn.stop, 1);
+	for (int i = 0; i < THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+		EXPECT_EQ(0, u[i].u.bad);
+		ok += u[i].u.ok;
+		stale += u[i].u.stale;
+	}
+	TH_LOG("%d calls succeeded, %d were refused as stale", ok, stale);
+	EXPECT_GT(ok, 0);
+	EXPECT_GT(stale, 0);
+	ASSERT_EQ(ROUNDS, rounds);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &st));
+	EXPECT_EQ(0, st.allocated);
+	for (int r = 0; r < ROUNDS; r++)
+		EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_malloc_async(streams[r], 64, &d));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(streams[ROUNDS], 4096, &d));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_free_async(streams[ROUNDS], d));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(streams[ROUNDS], 0));
 }
 
 /* On a 64 MiB device: cached segments are given back when the driver is full. */
