@@ -101,6 +101,7 @@ RT_TESTS += $(BUILD)/selftests/vnpu_onnx_conformance $(BUILD)/selftests/vnpu_gra
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
+HOST_TESTS += $(BUILD)/host/addr_map_test
 HOST_TESTS += $(BUILD)/host/status_test
 HOST_TESTS += $(BUILD)/host/lease_proto_test
 # The runtime's layers: tools/layer-check.sh on the tree and on broken copies.
@@ -366,6 +367,12 @@ $(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/mm/pool
 		libruntime/mm/pool_core.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/mm \
+		$(filter %.c,$^) -o $@
+
+$(BUILD)/host/addr_map_test: selftests/host/addr_map_test.c libruntime/core/addr_map.c \
+		libruntime/core/addr_map.h $(RT_HEADERS) $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/core \
 		$(filter %.c,$^) -o $@
 
 check: deps
