@@ -24,14 +24,24 @@
 #   recurrent         a GRU (8 -> 16 features) then a bidirectional LSTM
 #                     (16 -> 2 x 16) over 12 steps of a batch of 2, a
 #                     3-class head on the last step
+#   resnet18_fp16, transformer_fp16
+#                     the same networks in float16: the exported fp32 file
+#                     converted by to_fp16() below (initializers, constants,
+#                     casts, graph inputs and outputs to float16). torch
+#                     cannot run half convolutions on the CPU, so the
+#                     reference is torch's fp32 computation of the model
+#                     whose weights and input are rounded to fp16, stored
+#                     as float16 (Documentation/onnx.rst gives the
+#                     tolerance and why)
 #
 # usage: export-torch.py OUTDIR [NAME...]
 import os
 import sys
 
+import onnx
 import torch
 import torchvision
-from onnx import numpy_helper
+from onnx import TensorProto, numpy_helper
 
 IMAGE = (1, 3, 64, 64)
 
@@ -108,9 +118,38 @@ MODELS = {
     "recurrent": recurrent,
 }
 
+# The float16 variants (of the models named before "_fp16").
+FP16 = ["resnet18_fp16", "transformer_fp16"]
+
 # Inputs of the models that do not take an image, and their dynamic axes.
 INPUTS = {"transformer": (2, 16, 8), "recurrent": (12, 2, 8)}
 DYNAMIC = {"transformer": {"input": {0: "batch"}, "output": {0: "batch"}}}
+
+
+def to_fp16(model):
+    """Converts an fp32 ONNX model to fp16 storage in place: every float
+    initializer and Constant, every Cast to float, the graph's float
+    inputs and outputs. Intermediate types are left to the loader."""
+    g = model.graph
+
+    def half(t):
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype("float16"),
+                                               t.name))
+
+    for t in g.initializer:
+        half(t)
+    for node in g.node:
+        for a in node.attribute:
+            if node.op_type == "Constant" and a.name == "value":
+                half(a.t)
+            if node.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.FLOAT16
+    for vi in list(g.input) + list(g.output):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del g.value_info[:]
+    return model
 
 
 def save_pb(path, array, name):
@@ -119,18 +158,30 @@ def save_pb(path, array, name):
 
 
 def export(out, name):
-    model = MODELS[name]()
+    base = name[:-len("_fp16")] if name.endswith("_fp16") else name
+    fp16 = base != name
+    model = MODELS[base]()
     torch.manual_seed(1)
-    x = torch.rand(INPUTS.get(name, IMAGE))
+    x = torch.rand(INPUTS.get(base, IMAGE))
+    if fp16:
+        # The half model: weights and input rounded to fp16, computed in fp32.
+        with torch.no_grad():
+            for p in list(model.parameters()) + list(model.buffers()):
+                if p.is_floating_point():
+                    p.copy_(p.half().float())
+        x = x.half().float()
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
-                      dynamic_axes=DYNAMIC.get(name))
+                      dynamic_axes=DYNAMIC.get(base))
+    if fp16:
+        onnx.save(to_fp16(onnx.load(path)), path)
     with torch.no_grad():
         y = model(x)
     d = os.path.join(out, name, "test_data_set_0")
     os.makedirs(d, exist_ok=True)
-    save_pb(os.path.join(d, "input_0.pb"), x.numpy(), "input")
-    save_pb(os.path.join(d, "output_0.pb"), y.numpy(), "output")
+    dtype = "float16" if fp16 else "float32"
+    save_pb(os.path.join(d, "input_0.pb"), x.numpy().astype(dtype), "input")
+    save_pb(os.path.join(d, "output_0.pb"), y.numpy().astype(dtype), "output")
 
 
 def main():
@@ -139,7 +190,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    for name in sys.argv[2:] or MODELS:
+    for name in sys.argv[2:] or list(MODELS) + FP16:
         export(out, name)
 
 

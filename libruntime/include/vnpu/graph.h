@@ -39,6 +39,8 @@ extern "C" {
 /* Element types (the numbers of ONNX's TensorProto.DataType). */
 #define VNPU_DTYPE_FLOAT 1
 #define VNPU_DTYPE_INT64 7
+/* IEEE half, 2 bytes: stored and moved as fp16, computed in fp32. */
+#define VNPU_DTYPE_FLOAT16 10
 
 /**
  * struct vnpu_graph - a graph handle
