@@ -12,6 +12,7 @@
  */
 
 #include <linux/array_size.h>
+#include <linux/limits.h>
 #include <linux/minmax.h>
 
 #include <drm/vnpu_accel.h>
@@ -297,10 +298,56 @@ static inline float vnpu_ld(const void *p, u32 dt, size_t i)
 	return vnpu_bits_to_f32(vnpu_dtype_load(p, dt, i));
 }
 
-/* Stores @v as element @i of @p, rounded to the float type @dt. */
+/*
+ * @v rounded to an integer, ties to even, in the FPU's default rounding
+ * mode (to nearest even): adding and taking away 2^23 leaves no fraction
+ * bits. From 2^23 on every fp32 is an integer; NaN stays NaN.
+ */
+static inline float vnpu_rint(float v)
+{
+	const float big = 8388608.0f;
+
+	if (!(v > -big && v < big))
+		return v;
+	return v >= 0.0f ? (v + big) - big : (v - big) + big;
+}
+
+/* @v rounded to nearest even and saturated to [@lo, @hi]; NaN gives 0. */
+static inline s32 vnpu_round_sat(float v, s32 lo, s32 hi)
+{
+	float r = vnpu_rint(v);
+
+	if (r != r)
+		return 0;
+	if (r <= (float)lo)
+		return lo;
+	if (r >= (float)hi)
+		return hi;
+	return (s32)r;
+}
+
+/*
+ * Stores @v as element @i of @p of type @dt: rounded to nearest even for
+ * the float types; for the integer types rounded to the nearest integer,
+ * ties to even, and saturated to the type's range (NaN gives 0).
+ */
 static inline void vnpu_st(void *p, u32 dt, size_t i, float v)
 {
-	vnpu_dtype_store(p, dt, i, vnpu_f32_to_bits(v));
+	switch (dt) {
+	case DRM_VNPU_DTYPE_I8:
+		((s8 *)p)[i] = vnpu_round_sat(v, S8_MIN, S8_MAX);
+		break;
+	case DRM_VNPU_DTYPE_U8:
+		((u8 *)p)[i] = vnpu_round_sat(v, 0, U8_MAX);
+		break;
+	case DRM_VNPU_DTYPE_I32:
+		/* (float)S32_MAX is 2^31, which saturates as it should. */
+		((s32 *)p)[i] = vnpu_round_sat(v, S32_MIN, S32_MAX);
+		break;
+	default:
+		vnpu_dtype_store(p, dt, i, vnpu_f32_to_bits(v));
+		break;
+	}
 }
 
 /* Whether every tensor of @t is fp32: the pointer fast paths apply. */
@@ -345,7 +392,8 @@ static void vnpu_t_norm_run(const struct vnpu_kernel_op *op, const struct vnpu_i
 	}
 	for (i = 0; i < n; i++) {
 		vnpu_t_norm_factors(op, it->idx[last] + i, &mul, &add);
-		vnpu_st(op->c, dc, oc + i * sc, (float)(vnpu_ld(op->a, da, oa + i * sa) * mul + add));
+		vnpu_st(op->c, dc, oc + i * sc,
+			(float)(vnpu_ld(op->a, da, oa + i * sa) * mul + add));
 	}
 }
 

@@ -129,7 +129,9 @@ static bool vnpu_dim_ok(u32 v)
 /*
  * Checks the element types (uAPI 1.5) against the operator of kind @kind:
  * T_COPY and T_IM2COL move an element to the same type or to a float C;
- * the others take fp32 and fp16 only. B's type is 0 when B is unused.
+ * the float operators read any type, and write an integer C only when
+ * elementwise (a single rounding of each result). B's type is 0 when B is
+ * unused.
  */
 static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, bool uses_b)
 {
@@ -142,8 +144,7 @@ static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, b
 		return -EINVAL;
 	if (t->op == DRM_VNPU_OP_T_COPY || t->op == DRM_VNPU_OP_T_IM2COL)
 		return t->dtype_a == t->dtype_c || vnpu_dtype_is_float(t->dtype_c) ? 0 : -EINVAL;
-	if (!vnpu_dtype_is_float(t->dtype_a) || !vnpu_dtype_is_float(t->dtype_b) ||
-	    !vnpu_dtype_is_float(t->dtype_c))
+	if (!vnpu_dtype_is_float(t->dtype_c) && kind != VNPU_T_UNARY && kind != VNPU_T_BINARY)
 		return -EINVAL;
 	return 0;
 }
@@ -456,6 +457,7 @@ static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted
 		u32 n = min_t(u64, vnpu_iter_run(&it), left), i;
 		u32 sa = it.ndim ? it.stride[0][it.ndim - 1] : 0;
 		u32 sc = it.ndim ? it.stride[2][it.ndim - 1] : 0;
+
 		if (words) {
 			const u32 *x = a + it.off[0];
 			u32 *z = c + it.off[2];

@@ -23,6 +23,7 @@
  *     ADD, MAX, MAXPOOL, IM2COL exact against the fp32 result rounded once;
  *     SIGMOID and a DOT to fp16 within half an fp16 ulp (1/2048 relative)
  *     of double, DOT to fp32 as the fp32 DOT
+ *   integer operands (uAPI 1.5): exact (rounding to nearest even, saturation)
  */
 #include <math.h>
 
@@ -1290,9 +1291,15 @@ TEST_F(ops, dtype_bad_arguments)
 	BAD("dtype_b unknown", g, -EINVAL, t.dtype_b = 0xff);
 	BAD("dtype_c unknown", g, -EINVAL, t.dtype_c = 0x80);
 	BAD("pad", g, -EINVAL, t.pad[4] = 1);
-	BAD("int8 A of add", g, -EINVAL, t.dtype_a = DRM_VNPU_DTYPE_I8);
-	BAD("uint8 B of add", g, -EINVAL, t.dtype_b = DRM_VNPU_DTYPE_U8);
-	BAD("int32 C of add", g, -EINVAL, t.dtype_c = DRM_VNPU_DTYPE_I32);
+	BAD("int8 C of softmax", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_SOFTMAX, t.axes = 2, t.b = 0,
+	     memset(t.stride_b, 0, sizeof(t.stride_b)), t.dtype_c = DRM_VNPU_DTYPE_I8));
+	BAD("int32 C of a reduction", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_REDUCE_SUM, t.axes = 2, t.b = 0, t.stride_c[1] = 0,
+	     memset(t.stride_b, 0, sizeof(t.stride_b)), t.dtype_c = DRM_VNPU_DTYPE_I32));
+	BAD("uint8 C of dot", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_DOT, t.axes = 2, t.stride_c[1] = 0,
+	     t.dtype_c = DRM_VNPU_DTYPE_U8));
 	BAD("dtype_b without B", g, -EINVAL,
 	    (t.op = DRM_VNPU_OP_T_RELU, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b)),
 	     t.dtype_b = DRM_VNPU_DTYPE_F16));
@@ -1326,10 +1333,92 @@ TEST_F(ops, dtype_bad_arguments)
 	t = h;
 	t.c = t.a;
 	EXPECT_EQ(1, run(self, &t));
+	/* Each with fp32 C is fine: the types, not the operators, were wrong. */
+	t = bad[4].args;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	EXPECT_EQ(1, run(self, &t));
+	t = bad[5].args;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	EXPECT_EQ(1, run(self, &t));
 	/* A 1.4 caller's 224 bytes mean fp32 tensors. */
 	EXPECT_EQ(0, submit_bad(self, &g, DRM_VNPU_TENSOR_ARGS_SIZE_V1, oc));
 	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
 	EXPECT_EQ(1, syncobj_status(self->fd, self->sync));
+}
+
+/*
+ * Integer tensors in the float operators (the quantisation of ONNX's
+ * QuantizeLinear and DequantizeLinear): integer inputs read exactly,
+ * integer outputs rounded to nearest even and saturated, NaN to 0.
+ */
+TEST_F(ops, integer_operands_round_and_saturate)
+{
+	static const float x[] = {
+		2.5f, 3.5f, -2.5f, -3.5f, 0.49999997f, 1.5f, -0.5f, 1e10f, -1e10f, NAN,
+		127.5f, 128.5f, -128.5f, 254.5f, 255.5f, -0.7f, 8388609.0f, 2147483520.0f,
+	};
+	static const int32_t want32[] = {
+		2, 4, -2, -4, 0, 2, 0, INT32_MAX, INT32_MIN, 0,
+		128, 128, -128, 254, 256, -1, 8388609, 2147483520,
+	};
+	const uint32_t n = sizeof(x) / sizeof(x[0]);
+	uint64_t ox, oone, oi, o8, ou, of, ozp;
+	float *fx = carve(self, n, 80, &ox), *one = carve(self, 1, 81, &oone);
+	int32_t *i32 = (int32_t *)carve(self, n, 82, &oi);
+	int8_t *i8 = (int8_t *)carve(self, n, 83, &o8), *zp;
+	uint8_t *u8 = (uint8_t *)carve(self, n, 84, &ou);
+	float *f = carve(self, n, 85, &of);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_DIV, .ndim = 1, .shape = { n },
+		.stride_a = { 1 }, .stride_b = { 0 }, .stride_c = { 1 },
+		.a = ADDR(ox), .b = ADDR(oone), .c = ADDR(oi), .dtype_c = DRM_VNPU_DTYPE_I32,
+	};
+
+	zp = (int8_t *)carve(self, 1, 86, &ozp);
+	ASSERT_TRUE(fx && one && i32 && i8 && u8 && f && zp);
+	memcpy(fx, x, sizeof(x));
+	*one = 1.0f;
+	/* fp32 / 1 to int32: ties to even, saturation, NaN to 0. */
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		EXPECT_EQ(want32[i], i32[i]) TH_LOG("%a to int32", x[i]);
+	}
+	/* int32 + int8 zero point to int8 and uint8: saturated. */
+	*zp = -3;
+	t.op = DRM_VNPU_OP_T_ADD;
+	t.a = ADDR(oi);
+	t.b = ADDR(ozp);
+	t.c = ADDR(o8);
+	t.dtype_a = DRM_VNPU_DTYPE_I32;
+	t.dtype_b = DRM_VNPU_DTYPE_I8;
+	t.dtype_c = DRM_VNPU_DTYPE_I8;
+	ASSERT_EQ(1, run(self, &t));
+	t.c = ADDR(ou);
+	t.dtype_c = DRM_VNPU_DTYPE_U8;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t v = (int64_t)want32[i] - 3;
+
+		EXPECT_EQ(v < -128 ? -128 : v > 127 ? 127 : v, i8[i]) TH_LOG("%d - 3 to int8", want32[i]);
+		EXPECT_EQ(v < 0 ? 0 : v > 255 ? 255 : v, u8[i]) TH_LOG("%d - 3 to uint8", want32[i]);
+	}
+	/* (int8 - zero point) * scale to fp32: exact, one rounding of the product. */
+	t.op = DRM_VNPU_OP_T_SUB;
+	t.a = ADDR(o8);
+	t.c = ADDR(of);
+	t.dtype_a = DRM_VNPU_DTYPE_I8;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	ASSERT_EQ(1, run(self, &t));
+	*one = 0.1f;
+	t.op = DRM_VNPU_OP_T_MUL;
+	t.a = ADDR(of);
+	t.b = ADDR(oone);
+	t.dtype_a = DRM_VNPU_DTYPE_F32;
+	t.dtype_b = DRM_VNPU_DTYPE_F32;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		EXPECT_EQ((float)(i8[i] + 3) * 0.1f, f[i]) TH_LOG("int8 %d", i8[i]);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -874,11 +874,16 @@ struct drm_vnpu_tensor_norm {
  * **Element types** (1.5). @dtype_a, @dtype_b and @dtype_c give the
  * element type of A, B and C, a DRM_VNPU_DTYPE_* (0, fp32, for callers of
  * 1.4 and for an unused B). Every operator but T_COPY and T_IM2COL is a
- * float operator: its tensors are fp32 or fp16, in any mix; it converts
- * each element it reads to fp32 (exactly), computes as with fp32 tensors
- * (sums and products accumulate in fp32) and rounds each result it writes
- * to C's type (to nearest, ties to even; overflow gives infinity). With
- * an fp16 C, SOFTMAX rounds exp(A[i] - max) to fp16 before the division.
+ * float operator: A and B may be of any type, in any mix; it converts
+ * each element it reads to fp32 (exactly; int32 beyond 2^24 to nearest
+ * even), computes as with fp32 tensors (sums and products accumulate in
+ * fp32) and rounds each result it writes to C's type: to nearest, ties to
+ * even, for fp16 (overflow gives infinity) and for the integer types,
+ * which are also saturated to their range (NaN gives 0). C is fp32 or
+ * fp16, or of an integer type for the elementwise operators (T_ADD ..
+ * T_EXP): quantisation is a T_DIV to int32 and a T_ADD of the zero point,
+ * dequantisation a T_SUB of it and a T_MUL. With an fp16 C, SOFTMAX
+ * rounds exp(A[i] - max) to fp16 before the division.
  * T_COPY and T_IM2COL move elements: of one type to the same type bit
  * exactly (any type), or converted to a float C (fp32 or fp16) from fp32,
  * fp16, int8, uint8 or int32 (rounded to nearest even where C cannot hold
@@ -889,9 +894,10 @@ struct drm_vnpu_tensor_norm {
  * Errors at submit: -EINVAL for a @size below
  * %DRM_VNPU_TENSOR_ARGS_SIZE_V1, above %DRM_VNPU_KERNEL_ARGS_MAX_SIZE or
  * not a multiple of 8, an unknown @op or @flags, an unknown element
- * type, a type combination the operator does not take (an integer type
- * in a float operator, a float to integer copy, @dtype_b non-zero
- * without B), non-zero @pad, @ndim 0 or above the
+ * type, a type combination the operator does not take (an integer C of a
+ * float operator that is not elementwise, a copy to an integer type from
+ * another type, @dtype_b non-zero without B), non-zero @pad, @ndim 0 or
+ * above the
  * maximum, a zero or too large dimension or window member, too many
  * points, bad @axes, a non-zero member the operator does not use, a stride
  * of C that breaks the output rules, a misaligned array, or C overlapping

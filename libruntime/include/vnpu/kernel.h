@@ -290,11 +290,12 @@ struct vnpu_tensor_types {
  * @types: the element types; NULL: all fp32, as vnpu_launch_tensor()
  *
  * The float operators (all but VNPU_OP_T_COPY and VNPU_OP_T_IM2COL) take
- * fp32 and fp16 tensors in any mix: each element read is converted to
+ * A and B of any type in any mix: each element read is converted to
  * fp32, the work is done in fp32 (sums accumulate in fp32) and each
- * result is rounded to C's type (to nearest, ties to even). COPY and
- * IM2COL move elements of one type bit exactly, or convert any type to a
- * float C; a float is never converted to an integer type. The complete
+ * result is rounded to C's type (to nearest, ties to even; integer types
+ * also saturate, NaN gives 0). C may be of an integer type for the
+ * elementwise operators only. COPY and IM2COL move elements of one type
+ * bit exactly, or convert any type to a float C. The complete
  * rules are those of struct drm_vnpu_tensor_args (uAPI 1.5); a driver of
  * uAPI 1.4 takes fp32 tensors only.
  *
