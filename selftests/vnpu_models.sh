@@ -7,7 +7,8 @@
 # through vnpu-run and match torch's own outputs within rtol 1e-3, atol
 # 1e-5; resnet18 and the transformer in float16 too, against torch's fp32
 # result of the fp16-rounded model (tolerances and their reasons in
-# Documentation/onnx.rst); each prints its memory report (static and
+# Documentation/onnx.rst), and quantised in ONNX's QDQ format (int8, at
+# the same tolerance as fp32); each prints its memory report (static and
 # dynamic memory, the arena beside its lower bound).
 # kselftest TAP.
 set -u
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.." || exit 1
 run=build/bin/vnpu-run
 m=build/onnx-torch
 models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer recurrent
-	resnet18_fp16 transformer_fp16"
+	resnet18_fp16 transformer_fp16 resnet18_int8 transformer_int8"
 n=0 pass=0 fail=0
 out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
 trap 'rm -rf "$out"' EXIT

@@ -87,6 +87,9 @@ unsigned int gb_dtype_size(int dtype)
 	case VNPU_DTYPE_FLOAT: return 4;
 	case VNPU_DTYPE_FLOAT16: return 2;
 	case VNPU_DTYPE_INT64: return 8;
+	case VNPU_DTYPE_INT8: return 1;
+	case VNPU_DTYPE_UINT8: return 1;
+	case VNPU_DTYPE_INT32: return 4;
 	default: return 0;
 	}
 }
@@ -226,13 +229,17 @@ static size_t typed_count(const Onnx__TensorProto *tp)
 {
 	switch (tp->data_type) {
 	case VNPU_DTYPE_FLOAT: return tp->n_float_data;
-	case VNPU_DTYPE_FLOAT16: return tp->n_int32_data;
+	case VNPU_DTYPE_FLOAT16:
+	case VNPU_DTYPE_INT8:
+	case VNPU_DTYPE_UINT8:
+	case VNPU_DTYPE_INT32: return tp->n_int32_data;
 	default: return tp->n_int64_data;
 	}
 }
 
 /*
- * Decodes a TensorProto's type, shape and values (float, float16 or int64, inline;
+ * Decodes a TensorProto's type, shape and values (float, float16, int64, int8,
+ * uint8 or int32, inline;
  * raw_data or the typed field). @data is malloc'ed. Returns a status and,
  * on failure, the reason in @why.
  */
@@ -255,7 +262,8 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 	}
 	esize = gb_dtype_size(tp->data_type);
 	if (!esize) {
-		snprintf(why, whylen, "element type %d not supported (float, float16 and int64 are)",
+		snprintf(why, whylen,
+			 "element type %d not supported (float, float16, int64, int8, uint8, int32 are)",
 			 (int)tp->data_type);
 		return VNPU_ERROR_NOT_SUPPORTED;
 	}
@@ -296,6 +304,11 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 	else if (tp->data_type == VNPU_DTYPE_FLOAT16)
 		for (size_t i = 0; i < count; i++)	/* the bits, one value per int32 */
 			((uint16_t *)*data)[i] = (uint16_t)tp->int32_data[i];
+	else if (tp->data_type == VNPU_DTYPE_INT8 || tp->data_type == VNPU_DTYPE_UINT8)
+		for (size_t i = 0; i < count; i++)	/* one value per int32 */
+			((uint8_t *)*data)[i] = (uint8_t)tp->int32_data[i];
+	else if (tp->data_type == VNPU_DTYPE_INT32)
+		memcpy(*data, tp->int32_data, bytes);
 	else
 		memcpy(*data, tp->int64_data, bytes);
 	return VNPU_SUCCESS;

@@ -405,7 +405,19 @@ static void coalesce(struct tlaunch *l)
 /* The device's element type of tensor @id, fp32 for an unused operand. */
 static uint8_t elem_type(const struct gbuild *b, int id)
 {
-	return id >= 0 && b->tensors[id].dtype == VNPU_DTYPE_FLOAT16 ? VNPU_ELEM_F16 : VNPU_ELEM_F32;
+	switch (id < 0 ? VNPU_DTYPE_FLOAT : b->tensors[id].dtype) {
+	case VNPU_DTYPE_FLOAT16: return VNPU_ELEM_F16;
+	case VNPU_DTYPE_INT8: return VNPU_ELEM_I8;
+	case VNPU_DTYPE_UINT8: return VNPU_ELEM_U8;
+	case VNPU_DTYPE_INT32: return VNPU_ELEM_I32;
+	default: return VNPU_ELEM_F32;
+	}
+}
+
+/* Bytes of an element of tensor @id, 4 for an unused operand. */
+static uint64_t elem_bytes(const struct gbuild *b, int id)
+{
+	return id < 0 ? 4 : gb_dtype_size(b->tensors[id].dtype);
 }
 
 /*
@@ -515,9 +527,9 @@ int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
 	st.types.a = elem_type(b, l->ta);
 	st.types.b = elem_type(b, l->tb);
 	st.types.c = elem_type(b, l->tc);
-	st.a = (struct goperand){ l->ta, l->oa * (st.types.a == VNPU_ELEM_F16 ? 2 : 4) };
-	st.b = (struct goperand){ l->tb, l->ob * (st.types.b == VNPU_ELEM_F16 ? 2 : 4) };
-	st.c = (struct goperand){ l->tc, l->oc * (st.types.c == VNPU_ELEM_F16 ? 2 : 4) };
+	st.a = (struct goperand){ l->ta, l->oa * elem_bytes(b, l->ta) };
+	st.b = (struct goperand){ l->tb, l->ob * elem_bytes(b, l->tb) };
+	st.c = (struct goperand){ l->tc, l->oc * elem_bytes(b, l->tc) };
 	for (int i = 0; i < 4; i++)
 		st.norm[i] = (struct goperand){ l->op == VNPU_OP_T_BATCHNORM ? l->norm[i] : -1, 0 };
 	return gb_add_step(b, &st);
@@ -1471,7 +1483,7 @@ static const struct gop_map core_ops[] = {
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
-								gop_rnn_ops };
+								gop_rnn_ops, gop_quant_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);
