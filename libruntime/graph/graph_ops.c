@@ -414,10 +414,15 @@ static uint8_t elem_type(const struct gbuild *b, int id)
 	}
 }
 
-/* Bytes of an element of tensor @id, 4 for an unused operand. */
+/* Bytes of an element of tensor @id as the device reads it (elem_type()). */
 static uint64_t elem_bytes(const struct gbuild *b, int id)
 {
-	return id < 0 ? 4 : gb_dtype_size(b->tensors[id].dtype);
+	switch (elem_type(b, id)) {
+	case VNPU_ELEM_F16: return 2;
+	case VNPU_ELEM_I8:
+	case VNPU_ELEM_U8: return 1;
+	default: return 4;
+	}
 }
 
 /*

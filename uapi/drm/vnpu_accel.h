@@ -794,7 +794,7 @@ struct drm_vnpu_tensor_norm {
 };
 
 /**
- * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4)
+ * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4; types 1.5)
  *
  * The KERNEL command's @size is the size of this struct as the caller
  * knows it: at least %DRM_VNPU_TENSOR_ARGS_SIZE_V1 (-EINVAL otherwise); a
@@ -813,9 +813,10 @@ struct drm_vnpu_tensor_norm {
  * must lie inside one buffer of the file. Elements are fp32 unless
  * @dtype_a, @dtype_b or @dtype_c say otherwise (see **Element types**; the
  * 4 above is then the element size of the tensor's type), and arrays are
- * aligned to their element size. Members past @ndim, members the operator does not use (B, the
- * strides of an unused tensor, @axes, @window, @norm) and @flags unless
- * the operator defines one must be zero. The product of the iteration
+ * aligned to their element size. Members past @ndim, members the
+ * operator does not use (B, the strides of an unused tensor, @axes,
+ * @window, @norm) and @flags unless the operator defines one must be
+ * zero. The product of the iteration
  * shape (times the window area for the window operators) is at most
  * %DRM_VNPU_TENSOR_MAX_POINTS.
  *
@@ -897,8 +898,7 @@ struct drm_vnpu_tensor_norm {
  * type, a type combination the operator does not take (an integer C of a
  * float operator that is not elementwise, a copy to an integer type from
  * another type, @dtype_b non-zero without B), non-zero @pad, @ndim 0 or
- * above the
- * maximum, a zero or too large dimension or window member, too many
+ * above the maximum, a zero or too large dimension or window member, too many
  * points, bad @axes, a non-zero member the operator does not use, a stride
  * of C that breaks the output rules, a misaligned array, or C overlapping
  * an input; -E2BIG for a non-zero byte
