@@ -178,10 +178,10 @@ static void bench_rate(int fd, unsigned long n)
 	if (host < 0)
 		return;
 	print_rate("vnpu BO_CREATE host + GEM_CLOSE", n, host);
-	used = vnpu_rate_run(fd, n / 4 + 1, DRM_VNPU_BO_HOST, true);
+	used = vnpu_rate_run(fd, n / 20 + 1, DRM_VNPU_BO_HOST, true);
 	if (used < 0)
 		return;
-	print_rate("vnpu host create + mmap/write + close", n / 4 + 1, used);
+	print_rate("vnpu host create + mmap/write + close", n / 20 + 1, used);
 
 	vgem = vgem_open();
 	if (vgem < 0) {
@@ -191,12 +191,12 @@ static void bench_rate(int fd, unsigned long n)
 	if (vgem_rate_run(vgem, n / 20 + 1, false) >= 0)
 		vgem_s = vgem_rate_run(vgem, n, false);
 	if (vgem_s >= 0)
-		vgem_used = vgem_rate_run(vgem, n / 4 + 1, true);
+		vgem_used = vgem_rate_run(vgem, n / 20 + 1, true);
 	close(vgem);
 	if (vgem_s < 0 || vgem_used < 0)
 		return;
 	print_rate("vgem CREATE_DUMB + DESTROY_DUMB", n, vgem_s);
-	print_rate("vgem create + mmap/write + destroy", n / 4 + 1, vgem_used);
+	print_rate("vgem create + mmap/write + destroy", n / 20 + 1, vgem_used);
 	printf("# ratio vnpu VRAM rate / vgem rate: %.2f (1.00 = as fast as vgem)\n",
 	       vgem_s / vram);
 	printf("# ratio vnpu host rate / vgem rate: %.2f\n", vgem_s / host);
