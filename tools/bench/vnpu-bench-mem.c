@@ -10,7 +10,7 @@
  *     reference for the DRM core's own cost;
  *  2. the same with a first use in between: BO_INFO (MAP_DUMB for vgem),
  *     mmap, a write to the page, munmap, since both drivers allocate the
- *     backing page at first use;
+ *     backing page at first use (1 and 2 interleaved in 10 rounds);
  *  3. latency of one create+close while 1k, 10k and 100k 4 KiB buffers are
  *     live (needs VRAM >= 1 GiB), to show how the allocator scales.
  *
@@ -161,46 +161,56 @@ static void print_rate(const char *what, unsigned long n, double secs)
 	       n / secs, secs * 1e6 / n);
 }
 
+/*
+ * The rates are measured in RATE_ROUNDS rounds, each running a slice of
+ * every measure in turn, so that a slow phase of a loaded (or emulated)
+ * host weighs on vnpu and vgem alike and the ratios stay comparable.
+ */
+#define RATE_ROUNDS 10
+
 static void bench_rate(int fd, unsigned long n)
 {
-	double vram, host, used, vgem_s = -1, vgem_used = -1;
+	unsigned long slice = n / RATE_ROUNDS + 1, uslice = slice / 20 + 1;
+	double vram = 0, host = 0, used = 0, vgem_s = 0, vgem_used = 0, t[5];
 	int vgem;
 
-	printf("# -- create+close rate, 4 KiB buffers --\n");
-	/* Warm up the allocator and the caches. */
-	if (vnpu_rate_run(fd, n / 20 + 1, 0, false) < 0)
-		return;
-	vram = vnpu_rate_run(fd, n, 0, false);
-	if (vram < 0)
-		return;
-	print_rate("vnpu BO_CREATE VRAM + GEM_CLOSE", n, vram);
-	host = vnpu_rate_run(fd, n, DRM_VNPU_BO_HOST, false);
-	if (host < 0)
-		return;
-	print_rate("vnpu BO_CREATE host + GEM_CLOSE", n, host);
-	used = vnpu_rate_run(fd, n / 20 + 1, DRM_VNPU_BO_HOST, true);
-	if (used < 0)
-		return;
-	print_rate("vnpu host create + mmap/write + close", n / 20 + 1, used);
-
+	printf("# -- create+close rate, 4 KiB buffers, %d rounds --\n", RATE_ROUNDS);
 	vgem = vgem_open();
-	if (vgem < 0) {
+	if (vgem < 0)
 		printf("# vgem not available (modprobe vgem failed): no reference\n");
-		return;
+	/* Warm up the allocators and the caches. */
+	if (vnpu_rate_run(fd, slice, 0, false) < 0 ||
+	    (vgem >= 0 && vgem_rate_run(vgem, slice, false) < 0))
+		goto out;
+	for (int r = 0; r < RATE_ROUNDS; r++) {
+		t[0] = vnpu_rate_run(fd, slice, 0, false);
+		t[1] = vnpu_rate_run(fd, slice, DRM_VNPU_BO_HOST, false);
+		t[2] = vnpu_rate_run(fd, uslice, DRM_VNPU_BO_HOST, true);
+		t[3] = vgem >= 0 ? vgem_rate_run(vgem, slice, false) : 0;
+		t[4] = vgem >= 0 ? vgem_rate_run(vgem, uslice, true) : 0;
+		for (int i = 0; i < 5; i++)
+			if (t[i] < 0)
+				goto out;
+		vram += t[0];
+		host += t[1];
+		used += t[2];
+		vgem_s += t[3];
+		vgem_used += t[4];
 	}
-	if (vgem_rate_run(vgem, n / 20 + 1, false) >= 0)
-		vgem_s = vgem_rate_run(vgem, n, false);
-	if (vgem_s >= 0)
-		vgem_used = vgem_rate_run(vgem, n / 20 + 1, true);
-	close(vgem);
-	if (vgem_s < 0 || vgem_used < 0)
+	print_rate("vnpu BO_CREATE VRAM + GEM_CLOSE", slice * RATE_ROUNDS, vram);
+	print_rate("vnpu BO_CREATE host + GEM_CLOSE", slice * RATE_ROUNDS, host);
+	print_rate("vnpu host create + mmap/write + close", uslice * RATE_ROUNDS, used);
+	if (vgem < 0)
 		return;
-	print_rate("vgem CREATE_DUMB + DESTROY_DUMB", n, vgem_s);
-	print_rate("vgem create + mmap/write + destroy", n / 20 + 1, vgem_used);
+	print_rate("vgem CREATE_DUMB + DESTROY_DUMB", slice * RATE_ROUNDS, vgem_s);
+	print_rate("vgem create + mmap/write + destroy", uslice * RATE_ROUNDS, vgem_used);
 	printf("# ratio vnpu VRAM rate / vgem rate: %.2f (1.00 = as fast as vgem)\n",
 	       vgem_s / vram);
 	printf("# ratio vnpu host rate / vgem rate: %.2f\n", vgem_s / host);
 	printf("# ratio with first use, vnpu host / vgem: %.2f\n", vgem_used / used);
+out:
+	if (vgem >= 0)
+		close(vgem);
 }
 
 static void bench_live(unsigned int nth, unsigned long samples)
