@@ -255,8 +255,13 @@ struct drm_vnpu_topology {
  * range large enough (full or fragmented); -EDQUOT when the buffer would
  * take the calling process over its VRAM soft limit; -EMFILE when the
  * calling process already holds the module's max_bos_per_process buffers
- * it created on the device; -ENOMEM when the host cannot provide the
- * backing pages (or fault injection says so).
+ * it created on the device; -ENOMEM when the host cannot allocate the
+ * buffer object (or fault injection says so).
+ *
+ * The device addresses and the charge are taken here; the host pages behind
+ * the buffer are allocated (zeroed) and pinned at its first use: the first
+ * mmap, a job that names it, or a dma-buf attachment. That first use fails
+ * with -ENOMEM if the host cannot provide them, and the buffer stays usable.
  */
 struct drm_vnpu_bo_create {
 	/** @size: in, bytes; rounded up to a whole page. */
@@ -287,7 +292,8 @@ struct drm_vnpu_bo_info {
 	/**
 	 * @mmap_offset: out, offset to pass to mmap() on the device fd. mmap
 	 * of a VRAM buffer without %DRM_VNPU_BO_MAPPABLE fails with -EACCES;
-	 * a mapping larger than the buffer fails with -EINVAL.
+	 * a mapping larger than the buffer fails with -EINVAL; the first
+	 * mapping of a buffer fails with -ENOMEM if the host cannot back it.
 	 */
 	__u64 mmap_offset;
 	/** @bo_flags: out, DRM_VNPU_BO_* flags of the buffer. */
@@ -982,7 +988,8 @@ struct drm_vnpu_sync {
  * - -ENOENT: @queue_id names no queue of this file, or a syncobj handle is
  *   not valid;
  * - -EACCES: a command range does not lie inside one buffer the file holds;
- * - -ENOMEM; -ENODEV once the device has been unplugged.
+ * - -ENOMEM, also when a buffer used for the first time cannot be backed;
+ *   -ENODEV once the device has been unplugged.
  */
 struct drm_vnpu_submit {
 	/** @queue_id: in, the queue. */
