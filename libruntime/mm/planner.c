@@ -605,12 +605,11 @@ struct sky_ent {
 
 struct sky {
 	uint32_t levels, width;	/* width: power of two >= n */
-	uint32_t *t0s;		/* first section, sorted (by_first order) */
 	uint32_t *last;		/* [level][i]: last section, blocks sorted */
-	uint32_t *lcnt;		/* [level][i]: of block entries before i, those from the left child */
+	uint32_t *lcnt;		/* [level][i]: entries before i from the left child */
 	uint32_t *where;	/* [level][q]: i holding point q */
 	uint32_t *tree;		/* [level][2 * width]: min rank per block */
-	uint32_t *rank_of;	/* point q's rank in the preorder */
+	uint32_t *rank_of;	/* point q's rank in the preorder, UINT32_MAX once placed */
 	uint32_t *point_of;	/* buffer id -> point q */
 	uint32_t *tmp;
 	struct sky_run *run;
@@ -621,7 +620,6 @@ struct sky {
 
 static void sky_free(struct sky *k)
 {
-	free(k->t0s);
 	free(k->last);
 	free(k->lcnt);
 	free(k->where);
@@ -646,7 +644,6 @@ static int sky_init(struct sky *k, const struct plan *p)
 		k->levels++;
 	w = k->width;
 	cells = w * k->levels;
-	k->t0s = malloc((p->n + 1) * sizeof(*k->t0s));
 	k->last = malloc(cells * sizeof(*k->last));
 	k->lcnt = malloc(cells * sizeof(*k->lcnt));
 	k->where = malloc(cells * sizeof(*k->where));
@@ -654,15 +651,13 @@ static int sky_init(struct sky *k, const struct plan *p)
 	k->rank_of = malloc(w * sizeof(*k->rank_of));
 	k->tmp = malloc(2 * w * sizeof(*k->tmp));
 	k->point_of = malloc((p->n + 1) * sizeof(*k->point_of));
-	if (!k->t0s || !k->last || !k->lcnt || !k->where || !k->tree || !k->rank_of || !k->tmp ||
+	if (!k->last || !k->lcnt || !k->where || !k->tree || !k->rank_of || !k->tmp ||
 	    !k->point_of) {
 		sky_free(k);
 		return -1;
 	}
-	for (size_t q = 0; q < p->n; q++) {
-		k->t0s[q] = p->t0[p->by_first[q]];
+	for (size_t q = 0; q < p->n; q++)
 		k->point_of[p->by_first[q]] = (uint32_t)q;
-	}
 	/*
 	 * The merge sort by last section does not depend on the preorder:
 	 * build it once. tmp holds, per level, the point at every index;
@@ -1758,10 +1753,11 @@ static void order_skyline(const struct plan *p, struct key *keys, uint32_t *orde
  * until the deadline: the other skyline preorders, then randomly
  * perturbed ones, alternating with perturbed size orders through the
  * classic greedy when @classic (it is cheap). Anytime with a stall
- * criterion: the stage stops once it has spent @greedy_ns of CPU (what
- * the greedy stage took), and as much as it took to reach its last gain,
- * since that gain (or its start) without a better plan; a plan running
- * past that point is cut short. Returns -1 when out of memory.
+ * criterion: the stage stops once it has gone without a better plan, since
+ * its last gain (or its start), for twice @greedy_ns of CPU (what the
+ * greedy stage took: about two more skyline plans) and for as long as it
+ * took to reach that gain; a plan running past that point is cut short.
+ * Returns -1 when out of memory.
  */
 static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			 uint32_t *order, uint64_t *off, struct best *best,
