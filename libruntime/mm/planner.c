@@ -30,8 +30,8 @@
  * target prunes the node. Several preorders run round robin with growing
  * node limits. For large instances the search runs skyline plans of other
  * and of randomly perturbed preorders, and perturbed size orders through
- * the classic greedy when it is cheap, within the time limit, until it
- * stalls (improve_large()).
+ * the classic greedy when it is cheap, within the time limit (above
+ * PLAN_SKY_MAX buffers, until it stalls: improve_large()).
  *
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.
@@ -1757,7 +1757,8 @@ static void order_skyline(const struct plan *p, struct key *keys, uint32_t *orde
  * its last gain (or its start), for twice @greedy_ns of CPU (what the
  * greedy stage took: about two more skyline plans) and for as long as it
  * took to reach that gain; a plan running past that point is cut short.
- * Returns -1 when out of memory.
+ * @greedy_ns 0: no stall criterion, the stage runs to @deadline. Returns
+ * -1 when out of memory.
  */
 static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			 uint32_t *order, uint64_t *off, struct best *best,
@@ -1771,7 +1772,7 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 		uint64_t now = cpu_ns(), r;
 
 		stop = gain + (gain - start > 2 * greedy_ns ? gain - start : 2 * greedy_ns);
-		if (stop > deadline)
+		if (!greedy_ns || stop > deadline)
 			stop = deadline;
 		if (best->arena <= target || now >= stop)
 			return 0;
@@ -1930,14 +1931,22 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			if (r == 1)
 				keep(&best, off, plan_arena(&p, off), n);
 		} else {
-			/* Half of the budget, the rest to the skyline search's bisection. */
+			/*
+			 * Half of the budget, the rest to the skyline search's
+			 * bisection. Above PLAN_SKY_MAX nothing follows: the
+			 * stage stops when it stalls (on generated packings up
+			 * to PLAN_SKY_MAX its slow gains beat an earlier
+			 * bisection: planner_bench, guillotine 6,000).
+			 */
 			uint64_t t = cpu_ns(), dl = deadline;
+			uint64_t stall = t > begin ? t - begin : 1;
 
-			if (n <= PLAN_SKY_MAX)
+			if (n <= PLAN_SKY_MAX) {
 				dl = t + (deadline - t) / 2;
-
+				stall = 0;
+			}
 			if (improve_large(&p, &sky, keys, order, off, &best, target, dl,
-					  t - begin, opts->seed, classic, &nodes))
+					  stall, opts->seed, classic, &nodes))
 				goto out;
 		}
 	}
