@@ -1776,10 +1776,11 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			stop = deadline;
 		if (best->arena <= target || now >= stop)
 			return 0;
+		r = v < SKY_ORDERS ? 0 : rng_next(&rng);
 		if (v < SKY_ORDERS) {
 			order_skyline(p, keys, order, v++, NULL, 0);
 			arena = skyline_place(p, sky, order, off, best->arena, stop);
-		} else if (r = rng_next(&rng), classic && (r >> 16) & 1) {
+		} else if (classic && (r >> 16) & 1) {
 			/* Size order with noise of up to 1/2^shift of the size. */
 			unsigned int shift = 1 + (unsigned int)(r % 6);
 			enum fit fit = (r >> 8) & 1 ? FIT_FIRST : FIT_BEST;
