@@ -30,7 +30,8 @@
  * target prunes the node. Several preorders run round robin with growing
  * node limits. For large instances the search runs skyline plans of other
  * and of randomly perturbed preorders, and perturbed size orders through
- * the classic greedy when it is cheap, within the time limit.
+ * the classic greedy when it is cheap, within the time limit (above
+ * PLAN_SKY_MAX buffers, until it stalls: improve_large()).
  *
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.
@@ -118,24 +119,76 @@ static int check_buffers(const struct vnpu_plan_buffer *bufs, size_t n,
 	return 1;
 }
 
-/* --- verifier ---------------------------------------------------------------- */
+/* --- sorting ------------------------------------------------------------------ */
 
-struct ver_event {
-	uint64_t time;
-	uint32_t idx;
-	uint32_t start;	/* 0 = end, 1 = start: ends sort first */
+/* A record sorted by @key; @val rides along. */
+struct kv {
+	uint64_t key, val;
 };
 
-static int cmp_ver_event(const void *pa, const void *pb)
+/*
+ * Stable sort of @k records by key: insertion sort when short, else an
+ * LSD radix sort with 11-bit digits over the bits the keys use, @tmp
+ * holding @k records of scratch (qsort with a callback dominated the
+ * greedy runs and the verifier on large traces).
+ */
+static void sort_kv(struct kv *a, struct kv *tmp, size_t k)
 {
-	const struct ver_event *a = pa, *b = pb;
+	uint64_t maxkey = 0;
+	uint32_t cnt[2048];
 
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	if (a->start != b->start)
-		return (int)a->start - (int)b->start;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
+	if (k < 48) {
+		for (size_t i = 1; i < k; i++) {
+			struct kv v = a[i];
+			size_t j = i;
+
+			while (j && a[j - 1].key > v.key) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = v;
+		}
+		return;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (a[i].key > maxkey)
+			maxkey = a[i].key;
+	for (unsigned int shift = 0; shift < 64 && (maxkey >> shift); shift += 11) {
+		uint32_t sum = 0;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (size_t i = 0; i < k; i++)
+			cnt[(a[i].key >> shift) & 2047]++;
+		for (size_t d = 0; d < 2048; d++) {
+			uint32_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < k; i++)
+			tmp[cnt[(a[i].key >> shift) & 2047]++] = a[i];
+		memcpy(a, tmp, k * sizeof(*a));
+	}
 }
+
+#define EV_START (1ull << 32)
+
+/*
+ * The 2 @n lifetime events of @bufs into @ev (@tmp: 2 @n records of
+ * scratch), sorted by time, ends before starts, then by index: val is
+ * the index, plus EV_START for a start.
+ */
+static void sort_events(const struct vnpu_plan_buffer *bufs, size_t n,
+			struct kv *ev, struct kv *tmp)
+{
+	for (size_t i = 0; i < n; i++) {
+		ev[i] = (struct kv){ bufs[i].last, i };
+		ev[n + i] = (struct kv){ bufs[i].first, EV_START | i };
+	}
+	sort_kv(ev, tmp, 2 * n);
+}
+
+/* --- verifier ---------------------------------------------------------------- */
 
 /* First position in live[0..cnt) whose offset is >= off. */
 static size_t live_lower(const struct vnpu_plan_buffer *bufs,
@@ -157,7 +210,7 @@ static size_t live_lower(const struct vnpu_plan_buffer *bufs,
 static int verify(const struct vnpu_plan_buffer *bufs, size_t n,
 		  uint64_t capacity, uint64_t *arena_out)
 {
-	struct ver_event *ev;
+	struct kv *ev;
 	uint32_t *live;
 	size_t cnt = 0;
 	uint64_t arena = 0;
@@ -175,23 +228,20 @@ static int verify(const struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	if (capacity && arena > capacity)
 		return VNPU_ERROR_INVALID_VALUE;
-	ev = malloc((2 * n + 1) * sizeof(*ev));
+	ev = malloc((4 * n + 1) * sizeof(*ev));
 	live = malloc((n + 1) * sizeof(*live));
 	if (!ev || !live) {
 		free(ev);
 		free(live);
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	}
-	for (size_t i = 0; i < n; i++) {
-		ev[2 * i] = (struct ver_event){ bufs[i].first, (uint32_t)i, 1 };
-		ev[2 * i + 1] = (struct ver_event){ bufs[i].last, (uint32_t)i, 0 };
-	}
-	qsort(ev, 2 * n, sizeof(*ev), cmp_ver_event);
+	sort_events(bufs, n, ev, ev + 2 * n);
 	for (size_t e = 0; e < 2 * n && status == VNPU_SUCCESS; e++) {
-		const struct vnpu_plan_buffer *b = &bufs[ev[e].idx];
+		uint32_t idx = (uint32_t)ev[e].val;
+		const struct vnpu_plan_buffer *b = &bufs[idx];
 		size_t pos = live_lower(bufs, live, cnt, b->offset);
 
-		if (ev[e].start) {
+		if (ev[e].val & EV_START) {
 			/* The live set is disjoint: check both neighbours. */
 			if (pos > 0) {
 				const struct vnpu_plan_buffer *p = &bufs[live[pos - 1]];
@@ -202,10 +252,10 @@ static int verify(const struct vnpu_plan_buffer *bufs, size_t n,
 			if (pos < cnt && b->offset + b->size > bufs[live[pos]].offset)
 				status = VNPU_ERROR_INVALID_VALUE;
 			memmove(&live[pos + 1], &live[pos], (cnt - pos) * sizeof(*live));
-			live[pos] = ev[e].idx;
+			live[pos] = idx;
 			cnt++;
 		} else {
-			if (pos >= cnt || live[pos] != ev[e].idx) {
+			if (pos >= cnt || live[pos] != idx) {
 				status = VNPU_ERROR_INVALID_VALUE;
 				break;
 			}
@@ -233,10 +283,6 @@ struct idvec {
 	uint32_t cnt, cap;
 };
 
-struct span {
-	uint64_t off, end;
-};
-
 struct plan {
 	size_t n;
 	const struct vnpu_plan_buffer *in;
@@ -254,31 +300,9 @@ struct plan {
 	uint32_t seg_n;		/* leaves of the segment tree */
 	struct idvec *seg;
 	uint8_t *placed;
-	struct span *tmp, *tmp2;
+	struct kv *tmp, *tmp2;	/* placed neighbours: offset, end */
 	uint32_t *ids;		/* scratch list of overlapping ids */
 };
-
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-static uint32_t find_time(const uint64_t *times, uint32_t nt, uint64_t t)
-{
-	uint32_t lo = 0, hi = nt;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (times[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 static void plan_free(struct plan *p)
 {
@@ -304,7 +328,7 @@ static void plan_free(struct plan *p)
 
 static int plan_init(struct plan *p, const struct vnpu_plan_buffer *bufs, size_t n)
 {
-	uint64_t *times = NULL;
+	struct kv *ev = NULL;
 	int64_t *diff = NULL;
 	uint32_t nt = 0;
 
@@ -318,27 +342,29 @@ static int plan_init(struct plan *p, const struct vnpu_plan_buffer *bufs, size_t
 	p->by_first = malloc((n + 1) * sizeof(*p->by_first));
 	p->placed = calloc(n + 1, 1);
 	p->ids = malloc((n + 1) * sizeof(*p->ids));
-	times = malloc((2 * n + 1) * sizeof(*times));
+	ev = malloc((4 * n + 1) * sizeof(*ev));
 	if (!p->size || !p->align || !p->t0 || !p->t1 || !p->by_first ||
-	    !p->placed || !p->ids || !times)
+	    !p->placed || !p->ids || !ev)
 		goto oom;
 	for (size_t i = 0; i < n; i++) {
 		p->size[i] = bufs[i].size;
 		p->align[i] = bufs[i].alignment ? bufs[i].alignment : 1;
-		times[2 * i] = bufs[i].first;
-		times[2 * i + 1] = bufs[i].last;
 	}
-	qsort(times, 2 * n, sizeof(*times), cmp_u64);
-	for (size_t i = 0; i < 2 * n; i++)
-		if (!nt || times[nt - 1] != times[i])
-			times[nt++] = times[i];
+	/* Section boundaries: the distinct event times, numbered in order. */
+	sort_events(bufs, n, ev, ev + 2 * n);
+	for (size_t e = 0; e < 2 * n; e++) {
+		uint32_t idx = (uint32_t)ev[e].val;
+
+		if (!e || ev[e].key != ev[e - 1].key)
+			nt++;
+		if (ev[e].val & EV_START)
+			p->t0[idx] = nt - 1;
+		else
+			p->t1[idx] = nt - 1;
+	}
 	p->nsec = nt ? nt - 1 : 0;
-	for (size_t i = 0; i < n; i++) {
-		p->t0[i] = find_time(times, nt, bufs[i].first);
-		p->t1[i] = find_time(times, nt, bufs[i].last);
-	}
-	free(times);
-	times = NULL;
+	free(ev);
+	ev = NULL;
 
 	p->sec_total = calloc(p->nsec + 1, sizeof(*p->sec_total));
 	diff = calloc(p->nsec + 2, sizeof(*diff));
@@ -411,7 +437,7 @@ static int plan_init(struct plan *p, const struct vnpu_plan_buffer *bufs, size_t
 		goto oom;
 	return 0;
 oom:
-	free(times);
+	free(ev);
 	free(diff);
 	plan_free(p);
 	return -1;
@@ -468,50 +494,6 @@ static size_t plan_overlaps(const struct plan *p, uint32_t id, uint32_t *out)
 	return k;
 }
 
-/*
- * Sorts spans by offset: insertion sort when short, else an LSD radix sort
- * with 11-bit digits over the bits the offsets use (qsort with a callback
- * dominated the greedy runs on large traces).
- */
-static void sort_spans(struct span *a, struct span *tmp, size_t k)
-{
-	uint64_t maxoff = 0;
-	uint32_t cnt[2048];
-
-	if (k < 48) {
-		for (size_t i = 1; i < k; i++) {
-			struct span v = a[i];
-			size_t j = i;
-
-			while (j && a[j - 1].off > v.off) {
-				a[j] = a[j - 1];
-				j--;
-			}
-			a[j] = v;
-		}
-		return;
-	}
-	for (size_t i = 0; i < k; i++)
-		if (a[i].off > maxoff)
-			maxoff = a[i].off;
-	for (unsigned int shift = 0; shift < 64 && (maxoff >> shift); shift += 11) {
-		uint32_t sum = 0;
-
-		memset(cnt, 0, sizeof(cnt));
-		for (size_t i = 0; i < k; i++)
-			cnt[(a[i].off >> shift) & 2047]++;
-		for (size_t d = 0; d < 2048; d++) {
-			uint32_t c = cnt[d];
-
-			cnt[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < k; i++)
-			tmp[cnt[(a[i].off >> shift) & 2047]++] = a[i];
-		memcpy(a, tmp, k * sizeof(*a));
-	}
-}
-
 enum fit { FIT_BEST, FIT_FIRST };
 
 /*
@@ -535,15 +517,15 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 		uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, prev_end = 0;
 
 		for (size_t j = 0; j < k; j++) {
-			p->tmp[j].off = off[p->ids[j]];
-			p->tmp[j].end = off[p->ids[j]] + p->size[p->ids[j]];
+			p->tmp[j].key = off[p->ids[j]];
+			p->tmp[j].val = off[p->ids[j]] + p->size[p->ids[j]];
 		}
-		sort_spans(p->tmp, p->tmp2, k);
+		sort_kv(p->tmp, p->tmp2, k);
 		for (size_t j = 0; j < k; j++) {
 			uint64_t start = align_up(prev_end, a);
 
-			if (start < p->tmp[j].off && p->tmp[j].off - start >= size) {
-				uint64_t gap = p->tmp[j].off - start;
+			if (start < p->tmp[j].key && p->tmp[j].key - start >= size) {
+				uint64_t gap = p->tmp[j].key - start;
 
 				if (fit == FIT_FIRST) {
 					best = start;
@@ -554,8 +536,8 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 					best = start;
 				}
 			}
-			if (p->tmp[j].end > prev_end)
-				prev_end = p->tmp[j].end;
+			if (p->tmp[j].val > prev_end)
+				prev_end = p->tmp[j].val;
 		}
 		if (best == UINT64_MAX)
 			best = align_up(prev_end, a);
@@ -592,10 +574,14 @@ static int plan_alloc_tmp(struct plan *p)
  * The runs are a linked list with a heap of (height, start) entries,
  * checked when popped. "Best rank inside [L, R)" (lifetime starting at or
  * after L and ending at or before R) is a merge-sort tree: the buffers
- * sorted by first section, and at every level blocks of them sorted by
- * last section, each block with a min-rank segment tree from which placed
- * buffers are removed. A query or removal costs O(log^2 n); at most
- * about 3n steps, so a run is O(n log^2 n) whatever the overlaps.
+ * sorted by first section (points), and at every level blocks of them
+ * sorted by last section, each block with a min-rank segment tree from
+ * which placed buffers are removed. A query binary searches the root
+ * block once and follows the merge counts down (fractional cascading);
+ * blocks of up to SKY_LEAF points, and queries over as few, scan the
+ * points instead. A query or removal costs O(log^2 n) (the segment tree
+ * of one block per level); at most about 3n steps, so a run is
+ * O(n log^2 n) whatever the overlaps.
  */
 struct sky_run {
 	uint64_t height;
@@ -610,14 +596,20 @@ struct sky_ent {
 };
 
 #define SKY_NONE UINT32_MAX
+/*
+ * Blocks of up to SKY_LEAF points are scanned (level 0, in point order),
+ * not searched: the levels below SKY_LEAF_LV are never used.
+ */
+#define SKY_LEAF_LV 6
+#define SKY_LEAF (1u << SKY_LEAF_LV)
 
 struct sky {
 	uint32_t levels, width;	/* width: power of two >= n */
-	uint32_t *t0s;		/* first section, sorted (by_first order) */
 	uint32_t *last;		/* [level][i]: last section, blocks sorted */
+	uint32_t *lcnt;		/* [level][i]: entries before i from the left child */
 	uint32_t *where;	/* [level][q]: i holding point q */
 	uint32_t *tree;		/* [level][2 * width]: min rank per block */
-	uint32_t *rank_of;	/* point q's rank in the preorder */
+	uint32_t *rank_of;	/* point q's rank in the preorder, UINT32_MAX once placed */
 	uint32_t *point_of;	/* buffer id -> point q */
 	uint32_t *tmp;
 	struct sky_run *run;
@@ -628,8 +620,8 @@ struct sky {
 
 static void sky_free(struct sky *k)
 {
-	free(k->t0s);
 	free(k->last);
+	free(k->lcnt);
 	free(k->where);
 	free(k->tree);
 	free(k->rank_of);
@@ -652,25 +644,25 @@ static int sky_init(struct sky *k, const struct plan *p)
 		k->levels++;
 	w = k->width;
 	cells = w * k->levels;
-	k->t0s = malloc((p->n + 1) * sizeof(*k->t0s));
 	k->last = malloc(cells * sizeof(*k->last));
+	k->lcnt = malloc(cells * sizeof(*k->lcnt));
 	k->where = malloc(cells * sizeof(*k->where));
 	k->tree = malloc(2 * cells * sizeof(*k->tree));
 	k->rank_of = malloc(w * sizeof(*k->rank_of));
 	k->tmp = malloc(2 * w * sizeof(*k->tmp));
 	k->point_of = malloc((p->n + 1) * sizeof(*k->point_of));
-	if (!k->t0s || !k->last || !k->where || !k->tree || !k->rank_of || !k->tmp ||
+	if (!k->last || !k->lcnt || !k->where || !k->tree || !k->rank_of || !k->tmp ||
 	    !k->point_of) {
 		sky_free(k);
 		return -1;
 	}
-	for (size_t q = 0; q < p->n; q++) {
-		k->t0s[q] = p->t0[p->by_first[q]];
+	for (size_t q = 0; q < p->n; q++)
 		k->point_of[p->by_first[q]] = (uint32_t)q;
-	}
 	/*
 	 * The merge sort by last section does not depend on the preorder:
-	 * build it once. tmp holds, per level, the point at every index.
+	 * build it once. tmp holds, per level, the point at every index;
+	 * lcnt records the merge (fractional cascading: a query binary
+	 * searches the root block only and follows the counts down).
 	 */
 	{
 		uint32_t *at = k->tmp, *nat = k->tmp + w;
@@ -683,6 +675,7 @@ static int sky_init(struct sky *k, const struct plan *p)
 		for (uint32_t lv = 1; lv < k->levels; lv++) {
 			const uint32_t *pl = k->last + (lv - 1) * w;
 			uint32_t *cl = k->last + lv * w, *cw = k->where + lv * w;
+			uint32_t *lc = k->lcnt + lv * w;
 			size_t half = (size_t)1 << (lv - 1);
 
 			for (size_t b = 0; b < w; b += 2 * half) {
@@ -693,6 +686,7 @@ static int sky_init(struct sky *k, const struct plan *p)
 						   (i < b + half && pl[i] <= pl[j]);
 					size_t from = left ? i++ : j++;
 
+					lc[o] = (uint32_t)(i - b - left);
 					cl[o] = pl[from];
 					nat[o++] = at[from];
 				}
@@ -715,7 +709,7 @@ static void sky_rank(struct sky *k, const struct plan *p, const uint32_t *order)
 		inv[order[r]] = (uint32_t)r;
 	for (size_t q = 0; q < w; q++)
 		k->rank_of[q] = q < p->n ? inv[p->by_first[q]] : UINT32_MAX;
-	for (uint32_t lv = 0; lv < k->levels; lv++) {
+	for (uint32_t lv = SKY_LEAF_LV; lv < k->levels; lv++) {
 		size_t bs = (size_t)1 << lv;
 		uint32_t *t = k->tree + 2 * lv * w;
 
@@ -738,7 +732,8 @@ static void sky_remove(struct sky *k, uint32_t q)
 {
 	size_t w = k->width;
 
-	for (uint32_t lv = 0; lv < k->levels; lv++) {
+	k->rank_of[q] = UINT32_MAX;
+	for (uint32_t lv = SKY_LEAF_LV; lv < k->levels; lv++) {
 		size_t bs = (size_t)1 << lv, i = k->where[lv * w + q], b = i >> lv;
 		uint32_t *bt = k->tree + 2 * lv * w + 2 * b * bs;
 		size_t node = bs + (i - b * bs);
@@ -751,24 +746,25 @@ static void sky_remove(struct sky *k, uint32_t q)
 	}
 }
 
-/* Best rank among block (@lv, @b)'s buffers whose last section is <= @hi. */
-static uint32_t sky_block_best(const struct sky *k, uint32_t lv, size_t b, uint32_t hi)
+/* Best rank of the unplaced points [@a, @e) with a last section at most @hi. */
+static uint32_t sky_scan(const struct sky *k, size_t a, size_t e, uint32_t hi)
 {
-	size_t bs = (size_t)1 << lv, lo = 0, cnt = bs;
-	const uint32_t *last = k->last + lv * k->width + b * bs;
+	uint32_t best = UINT32_MAX;
+
+	for (; a < e; a++)
+		if (k->last[a] <= hi && k->rank_of[a] < best)
+			best = k->rank_of[a];
+	return best;
+}
+
+/* Best rank among the first @cnt (by last section) of block (@lv, @b). */
+static uint32_t sky_block_min(const struct sky *k, uint32_t lv, size_t b, size_t cnt)
+{
+	size_t bs = (size_t)1 << lv;
 	const uint32_t *bt = k->tree + 2 * lv * k->width + 2 * b * bs;
 	uint32_t best = UINT32_MAX;
 
-	while (lo < cnt) {
-		size_t mid = lo + (cnt - lo) / 2;
-
-		if (last[mid] <= hi)
-			lo = mid + 1;
-		else
-			cnt = mid;
-	}
-	/* Min over leaves [0, lo). */
-	for (size_t l = bs, r = bs + lo; l < r; l >>= 1, r >>= 1) {
+	for (size_t l = bs, r = bs + cnt; l < r; l >>= 1, r >>= 1) {
 		if ((l & 1) && bt[l++] < best)
 			best = bt[l - 1];
 		if ((r & 1) && bt[--r] < best)
@@ -777,35 +773,57 @@ static uint32_t sky_block_best(const struct sky *k, uint32_t lv, size_t b, uint3
 	return best;
 }
 
-/* Best rank of an unplaced buffer living inside sections [lo, hi). */
+/*
+ * Best rank of an unplaced buffer living inside sections [lo, hi): the
+ * points from the first one starting at or after @lo on, with a last
+ * section at most @hi. From the root block down to the point where that
+ * range starts, the counts of entries within @hi follow the merge; every
+ * right sibling on the way lies inside the range.
+ */
 static uint32_t sky_query(const struct sky *k, const struct plan *p, uint32_t lo, uint32_t hi)
 {
-	size_t a = 0, cnt = p->n, l, r;
-	uint32_t best = UINT32_MAX;
+	size_t a, n, bstart = 0, bs = k->width, c = 0, cnt;
+	uint32_t lv = k->levels - 1, best = UINT32_MAX, v;
+	const uint32_t *last = k->last + (size_t)lv * k->width;
 
-	while (a < cnt) {
-		size_t mid = a + (cnt - a) / 2;
+	a = p->first_start[lo];
+	n = p->first_start[hi];
+	if (n - a <= SKY_LEAF || lv <= SKY_LEAF_LV)
+		return sky_scan(k, a, n, hi);
+	for (cnt = bs; c < cnt;) {
+		size_t mid = c + (cnt - c) / 2;
 
-		if (k->t0s[mid] < lo)
-			a = mid + 1;
+		if (last[mid] <= hi)
+			c = mid + 1;
 		else
 			cnt = mid;
 	}
-	l = a;
-	r = k->width;
-	for (uint32_t lv = 0; l < r; lv++, l >>= 1, r >>= 1) {
-		uint32_t v;
+	while (c) {
+		size_t half = bs / 2, cl, cr;
 
-		if (l & 1) {
-			v = sky_block_best(k, lv, l++, hi);
-			if (v < best)
-				best = v;
+		if (a <= bstart) {
+			v = sky_block_min(k, lv, bstart >> lv, c);
+			return v < best ? v : best;
 		}
-		if (r & 1) {
-			v = sky_block_best(k, lv, --r, hi);
-			if (v < best)
-				best = v;
+		if (lv == SKY_LEAF_LV) {
+			v = sky_scan(k, a, bstart + bs, hi);
+			return v < best ? v : best;
 		}
+		cl = c == bs ? half : k->lcnt[(size_t)lv * k->width + bstart + c];
+		cr = c - cl;
+		lv--;
+		if (a <= bstart + half) {
+			if (cr) {
+				v = sky_block_min(k, lv, (bstart + half) >> lv, cr);
+				if (v < best)
+					best = v;
+			}
+			c = cl;
+		} else {
+			bstart += half;
+			c = cr;
+		}
+		bs = half;
 	}
 	return best;
 }
@@ -1003,11 +1021,62 @@ static int cmp_key_desc(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* cmp_key_desc(@a, @b) < 0, inlined for sort_keys(). */
+static inline int key_before(const struct key *a, const struct key *b)
+{
+	if (a->k1 != b->k1)
+		return a->k1 > b->k1;
+	if (a->k2 != b->k2)
+		return a->k2 > b->k2;
+	if (a->k3 != b->k3)
+		return a->k3 > b->k3;
+	return a->id < b->id;
+}
+
+/*
+ * Sorts @keys[0, n) by cmp_key_desc() into @order (ids); @keys holds 2 @n
+ * entries, the upper half scratch. A bottom-up merge sort with the
+ * comparison inlined: qsort's callback and element copies were a fifth
+ * of a 100,000-buffer skyline plan.
+ */
 static void sort_keys(struct key *keys, size_t n, uint32_t *order)
 {
-	qsort(keys, n, sizeof(*keys), cmp_key_desc);
+	struct key *a = keys, *b = keys + n, *t;
+	size_t run = 16;
+
+	for (size_t lo = 0; lo < n; lo += run) {
+		size_t hi = lo + run < n ? lo + run : n;
+
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct key v = a[i];
+			size_t j = i;
+
+			while (j > lo && key_before(&v, &a[j - 1])) {
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = v;
+		}
+	}
+	for (; run < n; run *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * run) {
+			size_t mid = lo + run < n ? lo + run : n;
+			size_t hi = lo + 2 * run < n ? lo + 2 * run : n;
+			size_t i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				b[o++] = key_before(&a[j], &a[i]) ? a[j++] : a[i++];
+			while (i < mid)
+				b[o++] = a[i++];
+			while (j < hi)
+				b[o++] = a[j++];
+		}
+		t = a;
+		a = b;
+		b = t;
+	}
 	for (size_t i = 0; i < n; i++)
-		order[i] = keys[i].id;
+		order[i] = a[i].id;
 }
 
 /* Largest first; ties: longer lifetime first, then earlier first. */
@@ -1683,28 +1752,35 @@ static void order_skyline(const struct plan *p, struct key *keys, uint32_t *orde
  * Improvement stage for instances too large for the branch and bound,
  * until the deadline: the other skyline preorders, then randomly
  * perturbed ones, alternating with perturbed size orders through the
- * classic greedy when @classic (it is cheap). Returns -1 when out of
- * memory.
+ * classic greedy when @classic (it is cheap). Anytime with a stall
+ * criterion: the stage stops once it has gone without a better plan, since
+ * its last gain (or its start), for twice @greedy_ns of CPU (what the
+ * greedy stage took: about two more skyline plans) and for as long as it
+ * took to reach that gain; a plan running past that point is cut short.
+ * @greedy_ns 0: no stall criterion, the stage runs to @deadline. Returns
+ * -1 when out of memory.
  */
 static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			 uint32_t *order, uint64_t *off, struct best *best,
-			 uint64_t target, uint64_t deadline, uint64_t seed,
-			 int classic, uint64_t *iters)
+			 uint64_t target, uint64_t deadline, uint64_t greedy_ns,
+			 uint64_t seed, int classic, uint64_t *iters)
 {
-	uint64_t rng = seed ^ 0x5eedull, arena;
+	uint64_t rng = seed ^ 0x5eedull, arena, start = cpu_ns(), gain = start, stop;
+	int v = 1;
 
-	for (int v = 1; v < SKY_ORDERS && best->arena > target && cpu_ns() < deadline; v++) {
-		order_skyline(p, keys, order, v, NULL, 0);
-		arena = skyline_place(p, sky, order, off, best->arena, deadline);
-		if (arena == UINT64_MAX)
-			return -1;
-		keep(best, off, arena, p->n);
-		(*iters)++;
-	}
-	while (best->arena > target && cpu_ns() < deadline) {
-		uint64_t r = rng_next(&rng);
+	for (;;) {
+		uint64_t now = cpu_ns(), r;
 
-		if (classic && (r >> 16) & 1) {
+		stop = gain + (gain - start > 2 * greedy_ns ? gain - start : 2 * greedy_ns);
+		if (!greedy_ns || stop > deadline)
+			stop = deadline;
+		if (best->arena <= target || now >= stop)
+			return 0;
+		r = v < SKY_ORDERS ? 0 : rng_next(&rng);
+		if (v < SKY_ORDERS) {
+			order_skyline(p, keys, order, v++, NULL, 0);
+			arena = skyline_place(p, sky, order, off, best->arena, stop);
+		} else if (classic && (r >> 16) & 1) {
 			/* Size order with noise of up to 1/2^shift of the size. */
 			unsigned int shift = 1 + (unsigned int)(r % 6);
 			enum fit fit = (r >> 8) & 1 ? FIT_FIRST : FIT_BEST;
@@ -1717,19 +1793,21 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 							p->t1[i] - p->t0[i], noise, (uint32_t)i };
 			}
 			sort_keys(keys, p->n, order);
-			arena = greedy_place(p, order, fit, off, best->arena, deadline);
+			arena = greedy_place(p, order, fit, off, best->arena, stop);
 		} else {
 			unsigned int shift = 2 + (unsigned int)(r % 8);
 
 			order_skyline(p, keys, order, (int)((r >> 8) % SKY_ORDERS), &rng, shift);
-			arena = skyline_place(p, sky, order, off, best->arena, deadline);
+			arena = skyline_place(p, sky, order, off, best->arena, stop);
 		}
 		if (arena == UINT64_MAX)
 			return -1;
-		keep(best, off, arena, p->n);
+		if (arena < best->arena) {
+			keep(best, off, arena, p->n);
+			gain = cpu_ns();
+		}
 		(*iters)++;
 	}
-	return 0;
 }
 
 static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
@@ -1773,7 +1851,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
 	int classic;
-	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity;
+	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
 
@@ -1789,7 +1867,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		status = VNPU_ERROR_DOES_NOT_FIT;
 		goto out;
 	}
-	keys = malloc((n + 1) * sizeof(*keys));
+	keys = malloc(2 * (n + 1) * sizeof(*keys));	/* upper half: sort_keys() scratch */
 	order = malloc((n + 1) * sizeof(*order));
 	off = malloc((n + 1) * sizeof(*off));
 	best.off = malloc((n + 1) * sizeof(*best.off));
@@ -1854,14 +1932,22 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			if (r == 1)
 				keep(&best, off, plan_arena(&p, off), n);
 		} else {
-			/* Half of the budget, the rest to the skyline search's bisection. */
+			/*
+			 * Half of the budget, the rest to the skyline search's
+			 * bisection. Above PLAN_SKY_MAX nothing follows: the
+			 * stage stops when it stalls (on generated packings up
+			 * to PLAN_SKY_MAX its slow gains beat an earlier
+			 * bisection: planner_bench, guillotine 6,000).
+			 */
 			uint64_t t = cpu_ns(), dl = deadline;
+			uint64_t stall = t > begin ? t - begin : 1;
 
-			if (n <= PLAN_SKY_MAX)
+			if (n <= PLAN_SKY_MAX) {
 				dl = t + (deadline - t) / 2;
-
+				stall = 0;
+			}
 			if (improve_large(&p, &sky, keys, order, off, &best, target, dl,
-					  opts->seed, classic, &nodes))
+					  stall, opts->seed, classic, &nodes))
 				goto out;
 		}
 	}

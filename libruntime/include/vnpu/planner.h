@@ -68,7 +68,8 @@ enum vnpu_plan_strategy {
  * @capacity: arena bytes available; 0 for no limit
  * @time_limit_ms: budget of the search stage in CPU time of the calling
  *	thread (a loaded machine does not cut it short); 0 for the default
- *	(2000 ms)
+ *	(2000 ms). Above 8192 buffers the improvement stage may stop sooner,
+ *	once it stalls (Documentation/planner.rst)
  * @seed: seed of the randomized search; the same seed gives the same plan
  */
 struct vnpu_plan_options {
