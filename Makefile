@@ -306,16 +306,17 @@ $(BUILD)/bin/vnpu-bench-compute: tools/bench/vnpu-bench-compute.c selftests/vnpu
 # Device compute against numpy/OpenBLAS on one thread, and a resnet18
 # inference against torch on one thread, in the VM; table in
 # build/bench-compute/bench-compute/compute.log.
-# Three rounds take about 15 minutes under software emulation.
+# Three rounds take about 25 minutes under software emulation.
 bench-compute: deps module $(BUILD)/bin/vnpu-bench-compute $(BUILD)/bin/vnpu-run $(TORCH_MODELS)
-	@VNPU_TEST_TIMEOUT=2400 tools/vm/run-vm.sh --plan tools/bench/compute.plan \
+	@VNPU_TEST_TIMEOUT=3600 tools/vm/run-vm.sh --plan tools/bench/compute.plan \
 		--out $(BUILD)/bench-compute
 
 # Whole networks (build/onnx-torch) on vnpu against torch on one thread, in
 # the VM (tools/bench/vnpu-bench-models.py); table in
-# build/bench-models/bench-models/models.log.
+# build/bench-models/bench-models/models.log. Three rounds take about half
+# an hour under software emulation.
 bench-models: deps module $(BUILD)/bin/vnpu-run $(TORCH_MODELS)
-	@VNPU_TEST_TIMEOUT=2400 tools/vm/run-vm.sh --plan tools/bench/models.plan \
+	@VNPU_TEST_TIMEOUT=3600 tools/vm/run-vm.sh --plan tools/bench/models.plan \
 		--out $(BUILD)/bench-models
 
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \

@@ -13,9 +13,10 @@
 #          one warm-up run; the outputs must match torch's exported ones.
 #   torch  the same network rebuilt by export-torch.py (same seed, so the
 #          same weights; its output is checked against the exported one)
-#          on the same input, torch.set_num_threads(1), inference mode, one
-#          warm-up and the mean of N inferences, in a worker process that
-#          imports torch once for the whole run; twice, with the kernels
+#          on the same input, torch.set_num_threads(1), inference mode, the
+#          mean of N inferences, in a worker process that imports torch and
+#          builds the model once for the whole run (the first inference,
+#          the check of the output, warms it up); twice, with the kernels
 #          torch and its oneDNN choose for the CPU, and in a second worker
 #          with their SSE kernels forced (ATEN_CPU_CAPABILITY=default,
 #          ONEDNN_MAX_CPU_ISA=SSE41), as software emulation runs AVX2 code
@@ -178,7 +179,6 @@ def torch_worker(mdir):
                       (", ".join(libs) or "none apart from libtorch"), flush=True)
         model, x = built[name]
         with torch.inference_mode():
-            model(x)
             t0 = time.perf_counter()
             for _ in range(int(iters)):
                 model(x)
@@ -229,12 +229,12 @@ def main():
     if bad or a.rounds < 1 or (a.iters is not None and a.iters < 1):
         ap.error("models are %s; --rounds and --iters want 1 or more" % " ".join(MODELS))
 
-    print("# " + device_info())
+    print("# " + device_info(), flush=True)
     workers = {}
     for key, _, env in TORCH_KINDS:
         workers[key] = TorchWorker(a.models, env)
         for line in workers[key].info:
-            print(line)
+            print(line, flush=True)
     res = {n: {"vnpu": [], "torch": [], "sse": []} for n in names}
     failed = []
     for r in range(a.rounds):
