@@ -13,7 +13,8 @@
 #          one warm-up run; the outputs must match torch's exported ones.
 #   torch  the same network rebuilt by export-torch.py (same seed, so the
 #          same weights; its output is checked against the exported one)
-#          on the same input, torch.set_num_threads(1), inference mode, the
+#          on the same input, torch.set_num_threads(1) (and OMP_NUM_THREADS
+#          and OPENBLAS_NUM_THREADS 1), inference mode, the
 #          mean of N inferences, in a worker process that imports torch and
 #          builds the model once for the whole run (the first inference,
 #          the check of the output, warms it up); twice, with the kernels
@@ -96,9 +97,12 @@ class TorchWorker:
     to its environment."""
 
     def __init__(self, mdir=MODELS_DIR, env=None):
+        # One thread in torch's OpenMP and in the OpenBLAS under it as well,
+        # whose own thread pool torch.set_num_threads() does not size.
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", **(env or {}))
         self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--torch-worker",
                                    mdir], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, env=dict(os.environ, **(env or {})))
+                                  text=True, env=env)
         self.info = []
         while True:
             line = self._line()
