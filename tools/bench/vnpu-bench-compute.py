@@ -33,6 +33,8 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ of the imported script in the tree
+
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402 (after the thread count)
 

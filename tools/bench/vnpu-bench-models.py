@@ -42,6 +42,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ of export-torch.py in the tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUN = "build/bin/vnpu-run"
 MODELS_DIR = "build/onnx-torch"
