@@ -117,7 +117,7 @@ HOST_TESTS += $(BUILD)/host/run-vm-test
 
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress stress-debug fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
-.PHONY: bench-planner bench-exec bench-compute
+.PHONY: bench-planner bench-exec bench-compute bench-models
 .PHONY: bench-pool bench-topo bench-lease bench-onnx troubleshooting-capture
 
 all: module runtime tools selftests hosttests
@@ -304,12 +304,21 @@ $(BUILD)/bin/vnpu-bench-compute: tools/bench/vnpu-bench-compute.c selftests/vnpu
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
 
-# Device compute against numpy/OpenBLAS on one thread, in the VM; table in
+# Device compute against numpy/OpenBLAS on one thread, and a resnet18
+# inference against torch on one thread, in the VM; table in
 # build/bench-compute/bench-compute/compute.log.
-# Three rounds take about 10 minutes under software emulation.
-bench-compute: deps module $(BUILD)/bin/vnpu-bench-compute
-	@VNPU_TEST_TIMEOUT=2400 tools/vm/run-vm.sh --plan tools/bench/compute.plan \
+# Three rounds take about 25 minutes under software emulation.
+bench-compute: deps module $(BUILD)/bin/vnpu-bench-compute $(BUILD)/bin/vnpu-run $(TORCH_MODELS)
+	@VNPU_TEST_TIMEOUT=3600 tools/vm/run-vm.sh --plan tools/bench/compute.plan \
 		--out $(BUILD)/bench-compute
+
+# Whole networks (build/onnx-torch) on vnpu against torch on one thread, in
+# the VM (tools/bench/vnpu-bench-models.py); table in
+# build/bench-models/bench-models/models.log. Three rounds take about half
+# an hour under software emulation.
+bench-models: deps module $(BUILD)/bin/vnpu-run $(TORCH_MODELS)
+	@VNPU_TEST_TIMEOUT=3600 tools/vm/run-vm.sh --plan tools/bench/models.plan \
+		--out $(BUILD)/bench-models
 
 $(BUILD)/bin/vnpu-test-summary: tools/summary/vnpu-test-summary.c tools/summary/ksft_totals.c \
 		tools/summary/ksft_totals.h

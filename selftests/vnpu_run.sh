@@ -5,7 +5,8 @@
 # numpy's on one stream, on two streams and split across two devices,
 # --output-dir writes TensorProto files that match too, the memory report
 # has its four lines, an int64 input (a shape) becomes a constant given at
-# load, and a bad model or input is refused with status 1.
+# load, --warmup runs untimed before the --repeat runs, a bad model or
+# input is refused with status 1 and a bad count with status 2.
 # kselftest TAP.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -35,7 +36,7 @@ check() {	# LABEL MODEL ARGS...: runs and checks against the model's test data
 }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..13"
 check mlp-one-stream mlp
 check branches-two-streams branches --streams 2
 check mlp-split-across-two-devices mlp --devices 2
@@ -72,5 +73,17 @@ rc=$?
 sed 's/^/# /' "$out/log"
 [ $rc = 0 ] && grep -q "matches" "$out/log"
 ok $? int64-input-is-a-constant-of-the-graph
+check mlp-warmup-then-timed-runs mlp --warmup 2 --repeat 3
+grep -q "3 run(s) after 2 warm-up run(s): [0-9.]* ms per run" "$out/log"
+ok $? warmup-runs-are-reported-apart-from-the-timed-ones
+rc=0
+for bad in "--warmup -1" "--warmup x" "--warmup 1000001" "--repeat 0" "--repeat 2x"; do
+	# shellcheck disable=SC2086 # each case is an option and its value
+	$run $m/mlp.onnx --input $m/mlp/test_data_set_0/input_0.pb $bad >"$out/log" 2>&1
+	r=$?
+	sed 's/^/# /' "$out/log"
+	[ $r = 2 ] && grep -q "bad --" "$out/log" || rc=1
+done
+ok $rc bad-warmup-or-repeat-count-is-a-usage-error
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ $fail = 0 ]

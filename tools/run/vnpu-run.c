@@ -6,7 +6,7 @@
  *
  *   vnpu-run MODEL.onnx [--input FILE ...] [--output-dir DIR]
  *            [--memory-report] [--check-outputs FILE ...] [--streams N]
- *            [--devices N] [--batch N] [--repeat N]
+ *            [--devices N] [--batch N] [--repeat N] [--warmup N]
  *
  * Inputs are TensorProto files (.pb, the format of ONNX's test data) or raw
  * little-endian float32 (float16) files of exactly the input's size, in the order of
@@ -39,7 +39,7 @@ struct dev_run {
 	struct vnpu_mem_info before, after_load, after_run;
 	int status;
 	uint64_t ns;
-	int repeat;
+	unsigned int runs;
 };
 
 static const char *prog = "vnpu-run";
@@ -57,7 +57,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s MODEL.onnx [--input FILE ...] [--output-dir DIR] [--memory-report]\n"
 		"       [--check-outputs FILE ...] [--rtol R] [--atol A] [--streams N] [--devices N]\n"
-		"       [--batch N] [--repeat N]\n"
+		"       [--batch N] [--repeat N] [--warmup N]\n"
 		"Runs an ONNX model on vnpu devices. Inputs and expected outputs are\n"
 		"TensorProto .pb files or raw float32 files; see Documentation/onnx.rst.\n",
 		prog);
@@ -68,6 +68,23 @@ static int fail(const char *what, int status)
 	fprintf(stderr, "%s: %s: %s: %s\n", prog, what, vnpu_status_name(status),
 		vnpu_graph_error_message()[0] ? vnpu_graph_error_message() : vnpu_status_string(status));
 	return 1;
+}
+
+/* A count option: a decimal number from min to 1000000, else a usage error. */
+static int parse_count(const char *opt, const char *s, unsigned int min, unsigned int *v)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (end == s || *end || *s == '-' || errno || n < min || n > 1000000) {
+		fprintf(stderr, "%s: bad %s '%s' (want a whole number from %u to 1000000)\n",
+			prog, opt, s, min);
+		return 1;
+	}
+	*v = (unsigned int)n;
+	return 0;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -107,12 +124,13 @@ static int read_raw(const char *path, const struct vnpu_host_tensor *desc, struc
 	return 0;
 }
 
+/* d->runs runs of the graph: the warm-up runs, or the timed ones. */
 static void *run_thread(void *arg)
 {
 	struct dev_run *d = arg;
 	uint64_t start = now_ns();
 
-	for (int i = 0; i < d->repeat && d->status == VNPU_SUCCESS; i++)
+	for (unsigned int i = 0; i < d->runs && d->status == VNPU_SUCCESS; i++)
 		d->status = vnpu_graph_run(d->graph, d->streams, d->num_streams, d->in, d->out);
 	d->ns = now_ns() - start;
 	if (d->status != VNPU_SUCCESS)
@@ -161,11 +179,13 @@ int main(int argc, char **argv)
 		{ "devices", required_argument, NULL, 'd' },
 		{ "batch", required_argument, NULL, 'b' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "warmup", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *inputs[MAX_IO], *checks[MAX_IO], *outdir = NULL, *model;
 	unsigned int ninputs = 0, nchecks = 0, nstreams = 1, ndev = 1, repeat = 1;
+	unsigned int warmup = 0;
 	unsigned long long batch = 0;
 	double rtol = VNPU_CMP_RTOL, atol = VNPU_CMP_ATOL;
 	struct vnpu_host_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
@@ -177,7 +197,7 @@ int main(int argc, char **argv)
 	int memory_report = 0, rc = 0, status, opt;
 	uint32_t count;
 
-	while ((opt = getopt_long(argc, argv, "i:o:mc:R:A:s:d:b:r:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:o:mc:R:A:s:d:b:r:w:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (ninputs == MAX_IO)
@@ -206,7 +226,14 @@ int main(int argc, char **argv)
 		case 's': nstreams = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'd': ndev = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'b': batch = strtoull(optarg, NULL, 0); break;
-		case 'r': repeat = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'r':
+			if (parse_count("--repeat", optarg, 1, &repeat))
+				return 2;
+			break;
+		case 'w':
+			if (parse_count("--warmup", optarg, 0, &warmup))
+				return 2;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -282,7 +309,6 @@ int main(int argc, char **argv)
 		struct vnpu_graph_options opts = { .streams = nstreams, .batch = batch,
 						   .constants = consts, .num_constants = nconst };
 
-		d->repeat = (int)repeat;
 		status = vnpu_ctx_create(dv, 0, &d->ctx);
 		if (status != VNPU_SUCCESS) {
 			rc = fail("context", status);
@@ -359,11 +385,14 @@ int main(int argc, char **argv)
 			d->out[i].data = (char *)full_out[i].data + desc.size * dv;
 		}
 	}
-	{
+	/* The untimed warm-up runs on every device, then the timed runs. */
+	for (int phase = warmup ? 0 : 1; phase < 2; phase++) {
 		uint64_t start = now_ns();
 
-		for (uint32_t dv = 0; dv < ndev; dv++)
+		for (uint32_t dv = 0; dv < ndev; dv++) {
+			runs[dv].runs = phase ? repeat : warmup;
 			pthread_create(&threads[dv], NULL, run_thread, &runs[dv]);
+		}
 		for (uint32_t dv = 0; dv < ndev; dv++)
 			pthread_join(threads[dv], NULL);
 		for (uint32_t dv = 0; dv < ndev; dv++)
@@ -371,9 +400,11 @@ int main(int argc, char **argv)
 				rc = 1;
 		if (rc)
 			goto out;
-		printf("ran %s: %u inputs, %u outputs, %u nodes, %u device operations per run, %u stream(s), %u device(s), %u run(s): %.3f ms per run\n",
-		       model, info.num_inputs, info.num_outputs, info.num_nodes, info.num_launches,
-		       nstreams, ndev, repeat, (now_ns() - start) / 1e6 / repeat);
+		if (phase)
+			printf("ran %s: %u inputs, %u outputs, %u nodes, %u device operations per run, %u stream(s), %u device(s), %u run(s) after %u warm-up run(s): %.3f ms per run\n",
+			       model, info.num_inputs, info.num_outputs, info.num_nodes,
+			       info.num_launches, nstreams, ndev, repeat, warmup,
+			       (now_ns() - start) / 1e6 / repeat);
 	}
 	if (memory_report)
 		print_memory(runs, ndev);
