@@ -156,7 +156,7 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 	uint32_t out[VNPU_TENSOR_MAX_DIMS];
 	uint32_t out_ndim = t->ndim;
 
-	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_BATCHNORM || !t->ndim ||
+	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_REDUCE_PROD || !t->ndim ||
 	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4))
 		return VNPU_ERROR_INVALID_VALUE;
 	for (uint32_t d = 0; d < t->ndim; d++) {

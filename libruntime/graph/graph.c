@@ -788,9 +788,8 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 		if (status != VNPU_SUCCESS)
 			return status;
 		t = &b->tensors[id];
-		/* int64 outputs only as constants (folded shape arithmetic), copied out. */
-		if (t->dtype != VNPU_DTYPE_FLOAT &&
-		    (t->dtype != VNPU_DTYPE_INT64 || b->tensors[root_of(b->tensors, id)].cls != GT_WEIGHT))
+		/* int64 outputs: constants (folded shape arithmetic) and indices (ArgMax). */
+		if (t->dtype != VNPU_DTYPE_FLOAT && t->dtype != VNPU_DTYPE_INT64)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
 					  "graph output '%s': element type %d not supported (float is)",
 					  vi->name, t->dtype);

@@ -410,15 +410,30 @@ void gop_tl_init(struct tlaunch *l, enum vnpu_op op, uint32_t rank, const int64_
 		l->norm[i] = -1;
 }
 
+/* The ONNX operators that are one elementwise device operator. */
+static const struct {
+	const char *name;
+	enum vnpu_op op;
+} unary_ops[] = {
+	{ "Relu", VNPU_OP_T_RELU }, { "Exp", VNPU_OP_T_EXP }, { "Sigmoid", VNPU_OP_T_SIGMOID },
+	{ "Tanh", VNPU_OP_T_TANH }, { "Log", VNPU_OP_T_LOG }, { "Floor", VNPU_OP_T_FLOOR },
+	{ "Ceil", VNPU_OP_T_CEIL }, { "Round", VNPU_OP_T_ROUND }, { "Sin", VNPU_OP_T_SIN },
+	{ "Cos", VNPU_OP_T_COS }, { "Tan", VNPU_OP_T_TAN }, { "Asin", VNPU_OP_T_ASIN },
+	{ "Acos", VNPU_OP_T_ACOS }, { "Atan", VNPU_OP_T_ATAN }, { "Sinh", VNPU_OP_T_SINH },
+	{ "Cosh", VNPU_OP_T_COSH }, { "Asinh", VNPU_OP_T_ASINH }, { "Acosh", VNPU_OP_T_ACOSH },
+	{ "Atanh", VNPU_OP_T_ATANH },
+};
+
 static int op_unary_t(struct gbuild *b, struct gnode *n)
 {
-	const char *op = n->np->op_type;
-	enum vnpu_op kop = !strcmp(op, "Relu") ? VNPU_OP_T_RELU : !strcmp(op, "Exp") ? VNPU_OP_T_EXP :
-			   !strcmp(op, "Sigmoid") ? VNPU_OP_T_SIGMOID : VNPU_OP_T_TANH;
+	enum vnpu_op kop = VNPU_OP_T_RELU;
 	struct tlaunch l;
 	struct gtensor *x;
 	int status;
 
+	for (size_t i = 0; i < sizeof(unary_ops) / sizeof(unary_ops[0]); i++)
+		if (!strcmp(n->np->op_type, unary_ops[i].name))
+			kop = unary_ops[i].op;
 	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
 	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
@@ -507,6 +522,52 @@ static int op_transpose(struct gbuild *b, struct gnode *n)
 	return gop_tl_emit(b, n, &l);
 }
 
+int gop_launch_nd(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_t rank,
+		     const int64_t *shape, uint32_t axes, int ta, const uint64_t *sa, int tb,
+		     const uint64_t *sb, int tc, const uint64_t *sc)
+{
+	struct tlaunch l;
+
+	gop_tl_init(&l, op, rank, shape);
+	l.axes = axes;
+	l.ta = ta;
+	l.tb = tb;
+	l.tc = tc;
+	memcpy(l.sa, sa, rank * sizeof(*sa));
+	if (tb >= 0)
+		memcpy(l.sb, sb, rank * sizeof(*sb));
+	memcpy(l.sc, sc, rank * sizeof(*sc));
+	return gop_tl_emit(b, n, &l);
+}
+
+int gop_log_softmax(struct gbuild *b, const struct gnode *n, int x, int y, uint32_t rank,
+		    const int64_t *shape, uint32_t axes)
+{
+	int64_t kept[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t full[VNPU_HOST_TENSOR_MAX_RANK], red[VNPU_HOST_TENSOR_MAX_RANK];
+	int m, d, status;
+
+	for (uint32_t i = 0; i < rank; i++)
+		kept[i] = (axes >> i) & 1 ? 1 : shape[i];
+	gop_dense(shape, rank, full);
+	gop_dense(kept, rank, red);
+	for (uint32_t i = 0; i < rank; i++)
+		if ((axes >> i) & 1)
+			red[i] = 0;
+	if ((status = gop_scratch(b, n, gop_prod(kept, 0, rank), &m)) ||
+	    (status = gop_scratch(b, n, gop_prod(shape, 0, rank), &d)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MAX, rank, shape, axes, x, full, -1, NULL,
+				m, red)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, x, full, m, red, d, full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_EXP, rank, shape, 0, d, full, -1, NULL, y, full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_SUM, rank, shape, axes, y, full, -1, NULL,
+				m, red)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_LOG, rank, kept, 0, m, red, -1, NULL, m, red)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, d, full, m, red, y, full);
+}
+
+/* Softmax and LogSoftmax over @axis (before opset 13: the 2-D view). */
 static int op_softmax_t(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
@@ -538,6 +599,8 @@ static int op_softmax_t(struct gbuild *b, struct gnode *n)
 		gop_tl_init(&l, VNPU_OP_T_SOFTMAX, 2, two);
 		l.axes = 2;
 	}
+	if (!strcmp(n->np->op_type, "LogSoftmax"))
+		return gop_log_softmax(b, n, n->in[0], n->out[0], l.rank, l.shape, l.axes);
 	gop_dense(l.shape, l.rank, l.sa);
 	gop_dense(l.shape, l.rank, l.sc);
 	l.ta = n->in[0];
@@ -582,7 +645,8 @@ static int op_reduce_t(struct gbuild *b, struct gnode *n)
 	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
 	const char *op = n->np->op_type;
 	enum vnpu_op kop = !strcmp(op, "ReduceSum") ? VNPU_OP_T_REDUCE_SUM :
-			   !strcmp(op, "ReduceMean") ? VNPU_OP_T_REDUCE_MEAN : VNPU_OP_T_REDUCE_MAX;
+			   !strcmp(op, "ReduceMean") ? VNPU_OP_T_REDUCE_MEAN :
+			   !strcmp(op, "ReduceProd") ? VNPU_OP_T_REDUCE_PROD : VNPU_OP_T_REDUCE_MAX;
 	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK], sorted[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	size_t count;
@@ -1326,10 +1390,15 @@ static const struct gop_map core_ops[] = {
 	{ "Add", op_binary_t, 7 }, { "Sub", op_binary_t, 7 }, { "Mul", op_binary_t, 7 },
 	{ "Div", op_binary_t, 7 },
 	{ "Relu", op_unary_t, 7 }, { "Exp", op_unary_t, 7 }, { "Sigmoid", op_unary_t, 7 },
-	{ "Tanh", op_unary_t, 7 },
-	{ "Softmax", op_softmax_t, 7 },
+	{ "Tanh", op_unary_t, 7 }, { "Log", op_unary_t, 6 }, { "Floor", op_unary_t, 6 },
+	{ "Ceil", op_unary_t, 6 }, { "Round", op_unary_t, 11 }, { "Sin", op_unary_t, 7 },
+	{ "Cos", op_unary_t, 7 }, { "Tan", op_unary_t, 7 }, { "Asin", op_unary_t, 7 },
+	{ "Acos", op_unary_t, 7 }, { "Atan", op_unary_t, 7 }, { "Sinh", op_unary_t, 9 },
+	{ "Cosh", op_unary_t, 9 }, { "Asinh", op_unary_t, 9 }, { "Acosh", op_unary_t, 9 },
+	{ "Atanh", op_unary_t, 9 },
+	{ "Softmax", op_softmax_t, 7 }, { "LogSoftmax", op_softmax_t, 7 },
 	{ "ReduceSum", op_reduce_t, 7 }, { "ReduceMean", op_reduce_t, 7 },
-	{ "ReduceMax", op_reduce_t, 7 },
+	{ "ReduceMax", op_reduce_t, 7 }, { "ReduceProd", op_reduce_t, 1 },
 	{ "Gemm", op_gemm, 7 }, { "MatMul", op_matmul, 7 }, { "Transpose", op_transpose, 1 },
 	{ "Reshape", op_reshape, 7 }, { "Flatten", op_flatten, 7 }, { "Squeeze", op_squeeze, 7 },
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
@@ -1343,7 +1412,7 @@ static const struct gop_map core_ops[] = {
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
-								gop_rnn_ops };
+								gop_rnn_ops, gop_loss_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);
