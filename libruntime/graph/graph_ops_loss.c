@@ -2,8 +2,11 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * The ONNX losses over class scores, with the targets constant (int64
- * tensors are constants of the graph):
+ * ONNX operators that select elements by constant int64 indices (int64
+ * tensors are constants of the graph): GatherElements and the losses over
+ * class scores.
+ *
+ *   GatherElements  y[i] = x[i with i[axis] replaced by indices[i]]
  *
  *   NegativeLogLikelihoodLoss  loss[n][d] = -input[n][t][d] * weight[t],
  *       t = target[n][d]; 0 where t is ignore_index; then the reduction
@@ -12,7 +15,11 @@
  *   SoftmaxCrossEntropyLoss    the same over LogSoftmax(scores) along the
  *       class axis, which is its second output log_prob
  *
- * The input is seen as [N, C, D] (D the product of the trailing
+ * A constant one-hot tensor H of the indices turns each selection into one
+ * T_DOT over the selected axis: exact, except that a non-finite value at
+ * a position not selected makes NaN (0 times inf).
+ *
+ * For the losses, the input is seen as [N, C, D] (D the product of the trailing
  * dimensions). The targets become, at load, a constant one-hot tensor H of
  * that shape: 1 at [n][t][d], 0 elsewhere and where ignored. One T_DOT
  * over C of the input with H picks input[n][t][d] exactly (the other
@@ -218,7 +225,91 @@ static int op_sce(struct gbuild *b, struct gnode *n)
 	return status ?: nll(b, n, logp);
 }
 
+/*
+ * GatherElements with constant indices: y[i] = x[i with i[axis] replaced
+ * by indices[i]], as one T_DOT over a last dimension of the data's size
+ * along the axis, with the constant one-hot H[i][c] = (c == indices[i]).
+ */
+static int op_gather_elements(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", NULL };
+	int64_t axis = gop_attr_int(n, "axis", 0), shape[MAX_RANK + 1], C;
+	uint64_t sx[MAX_RANK], sa[MAX_RANK + 1], sh[MAX_RANK + 1], sc[MAX_RANK + 1];
+	const struct gtensor *x, *ind;
+	const int64_t *idx;
+	char name[64];
+	size_t count;
+	uint32_t r;
+	float *h;
+	int hid, status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	ind = gop_in(b, n, 1);
+	r = x->rank;
+	if (!r || axis < -(int64_t)r || axis >= (int64_t)r)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)axis, r);
+	if (axis < 0)
+		axis += r;
+	idx = gop_const_ints(b, n, 1, &count);
+	if (!idx)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "indices must be a constant int64 tensor (given at load)");
+	if (ind->rank != r)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "indices of rank %u, the data's is %u",
+				 ind->rank, r);
+	if (r + 1 > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "data of more than %d dimensions",
+				 MAX_RANK - 1);
+	for (uint32_t d = 0; d < r; d++)
+		if (d != axis && ind->dims[d] > x->dims[d])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "indices dimension %u is %lld, above the data's %lld", d,
+					 (long long)ind->dims[d], (long long)x->dims[d]);
+	C = x->dims[axis];
+	status = gop_set_out(b, n, 0, r, ind->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!count)
+		return VNPU_SUCCESS;
+	h = calloc(count * (size_t)C, sizeof(*h));
+	if (!h)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (size_t i = 0; i < count; i++) {
+		int64_t v = idx[i] < 0 ? idx[i] + C : idx[i];
+
+		if (v < 0 || v >= C) {
+			free(h);
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range %lld..%lld",
+					 (long long)idx[i], (long long)-C, (long long)C - 1);
+		}
+		h[i * C + v] = 1.0f;
+	}
+	ind = gop_in(b, n, 1);
+	memcpy(shape, ind->dims, r * sizeof(*shape));
+	shape[r] = C;
+	snprintf(name, sizeof(name), "\x01onehot.%d.%zu", n->index, b->num_tensors);
+	status = gb_add_weight(b, name, VNPU_DTYPE_FLOAT, r + 1, shape, h, &hid);
+	free(h);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	gop_dense(x->dims, r, sx);
+	memcpy(sa, sx, r * sizeof(*sa));
+	sa[axis] = 0;
+	sa[r] = sx[axis];
+	gop_dense(shape, r + 1, sh);
+	gop_dense(shape, r, sc);
+	sc[r] = 0;
+	return gop_launch_nd(b, n, VNPU_OP_T_DOT, r + 1, shape, 1u << r, n->in[0], sa, hid, sh,
+			     n->out[0], sc);
+}
+
 const struct gop_map gop_loss_ops[] = {
 	{ "NegativeLogLikelihoodLoss", op_nll, 12 }, { "SoftmaxCrossEntropyLoss", op_sce, 12 },
+	{ "GatherElements", op_gather_elements, 11 },
 	{ NULL, NULL, 0 },
 };

@@ -249,6 +249,16 @@ def bad_operators(d, x):
         hidden_size=2, activations=["Relu", "Tanh"])
     one("resize_linear", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="linear")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
+    one("argmax_axis", "ArgMax", ["x"], {}, axis=2)
+    one("argmin_select", "ArgMin", ["x"], {}, select_last_index=2)
+    one("logsoftmax_axis", "LogSoftmax", ["x"], {}, axis=-3)
+    one("nll_target", "NegativeLogLikelihoodLoss", ["x", "t"], {"t": i64(0, 7)})
+    one("nll_reduction", "NegativeLogLikelihoodLoss", ["x", "t"], {"t": i64(0, 1)},
+        reduction="max")
+    one("sce_weight", "SoftmaxCrossEntropyLoss", ["x", "t", "w"],
+        {"t": i64(0, 1), "w": f32(1, 2)})
+    one("gather_elements_index", "GatherElements", ["x", "i"],
+        {"i": np.array([[0, 5]], np.int64)}, axis=1)
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
