@@ -210,9 +210,9 @@ static double vnpu_round_f32(double x, int mode)
 static double vnpu_reduce_pio2(double x, int *q)
 {
 	static const double two_over_pi = 0.63661977236758134308;
-	static const double p1 = 1.57079632673412561417e+00;
-	static const double p2 = 6.07710050630396597660e-11;
-	static const double p3 = 2.02226624871116645580e-21;
+	static const double p1 = 1.57079632673412561417;
+	static const double p2 = 0.0000000000607710050630396597660;
+	static const double p3 = 0.00000000000000000000202226624871116645580;
 	double r = x, k;
 	int n = 0, pass;
 

@@ -793,6 +793,10 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
 					  "graph output '%s': element type %d not supported (float is)",
 					  vi->name, t->dtype);
+		if (!t->count)
+			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
+					  "graph output '%s' is empty; empty tensors are not supported",
+					  vi->name);
 		if (dtype && dtype != t->dtype)
 			return graph_fail(VNPU_ERROR_INVALID_MODEL,
 					  "graph output '%s' is declared of type %d but computed as %d",

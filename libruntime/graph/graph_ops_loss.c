@@ -94,8 +94,10 @@ static int nll(struct gbuild *b, struct gnode *n, int logp)
 	size_t count;
 	int h, g, wg = -1, den, zero, status, mode;
 
-	if (!gop_attr_str(n, "reduction", red, sizeof(red)))
+	if (!gop_attr(n, "reduction"))
 		strcpy(red, "mean");
+	else
+		gop_attr_str(n, "reduction", red, sizeof(red));
 	mode = !strcmp(red, "none") ? 0 : !strcmp(red, "sum") ? 1 : !strcmp(red, "mean") ? 2 : -1;
 	if (mode < 0)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "reduction '%s' is not none, sum or mean",

@@ -865,10 +865,11 @@ struct drm_vnpu_tensor_norm {
  * a bitmask of dimensions (bit d: dimension d), non-zero and below
  * ``1 << ndim`` for the eight operators over axes, 0 for the others.
  * Reductions and the DOT add in fp32 in row-major order of the reduced
- * axes, starting from 0 (MAX from -inf; REDUCE_PROD multiplies, from 1); SOFTMAX subtracts the maximum
- * over the axes before exponentiation. T_DOT is a batched matrix product:
- * with dimensions (batch..., m, n, k), A strided (..., lda, 0, 1), B
- * (..., 0, 1, ldb) and C (..., ldc, 1, 0), @axes selecting k. (2) ADD,
+ * axes, starting from 0 (MAX from -inf; REDUCE_PROD multiplies, from 1);
+ * SOFTMAX subtracts the maximum over the axes before exponentiation.
+ * T_DOT is a batched matrix product: with dimensions (batch..., m, n, k),
+ * A strided (..., lda, 0, 1), B (..., 0, 1, ldb) and C (..., ldc, 1, 0),
+ * @axes selecting k. (2) ADD,
  * SUB, MUL, DIV, MAX and MIN; MAX is A > B ? A : B and MIN A < B ? A : B
  * (NaN in A gives B). (3) Since 1.5. Computed in double and rounded to
  * fp32: within one fp32 ulp of the exact value, NaN outside the domain
