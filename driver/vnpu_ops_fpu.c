@@ -668,7 +668,10 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 		}
 		if (o == DRM_VNPU_OP_T_REDUCE_MEAN)
 			acc = acc / (float)r->inner_points;
-		if (o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN)
+		if ((o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN) &&
+		    (op->t.flags & DRM_VNPU_TENSOR_INDEX_FP32))
+			c[r->outer.off[2]] = (float)r->arg;
+		else if (o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN)
 			((u32 *)c)[r->outer.off[2]] = r->arg;
 		else
 			c[r->outer.off[2]] = acc;

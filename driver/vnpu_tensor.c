@@ -93,7 +93,7 @@ static u32 vnpu_t_flags(u32 op)
 	if (op == DRM_VNPU_OP_T_AVGPOOL)
 		return DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD;
 	if (vnpu_t_is_arg(op))
-		return DRM_VNPU_TENSOR_SELECT_LAST;
+		return DRM_VNPU_TENSOR_SELECT_LAST | DRM_VNPU_TENSOR_INDEX_FP32;
 	return 0;
 }
 

@@ -145,7 +145,7 @@ TEST_F(graph, shape_mismatch_names_node_and_op)
 TEST_F(graph, unsupported_operator_names_node_and_op)
 {
 	expect_refused(_metadata, self, "bad/unsupported_op.onnx", VNPU_ERROR_NOT_SUPPORTED,
-		       (const char *const[]){ "'hardmax' (Hardmax)", "not supported", NULL });
+		       (const char *const[]){ "'det' (Det)", "not supported", NULL });
 }
 
 TEST_F(graph, unsupported_attribute_names_node_and_attribute)

@@ -320,7 +320,8 @@ static uint32_t ref_arg(uint32_t op, int last, const float *x, size_t stride, ui
 
 /*
  * ARGMAX and ARGMIN over each axis of a 3-d tensor with ties and NaNs,
- * first and last; REDUCE_PROD over every subset of axes.
+ * first and last, as int32 and as fp32; REDUCE_PROD over every subset of
+ * axes.
  */
 TEST_F(ops, argmax_argmin_and_prod)
 {
@@ -335,16 +336,18 @@ TEST_F(ops, argmax_argmin_and_prod)
 		a[i] = i % 97 == 5 ? NAN : floorf(a[i] * 4.0f);
 	dense(3, shape, sa);
 	for (uint32_t axis = 0; axis < 3; axis++)
-		for (uint32_t v = 0; v < 4; v++) {
+		for (uint32_t v = 0; v < 8; v++) {
 			uint32_t op = v & 1 ? DRM_VNPU_OP_T_ARGMIN : DRM_VNPU_OP_T_ARGMAX;
-			int last = v >> 1, bad = 0;
+			int last = (v >> 1) & 1, as_fp32 = v >> 2, bad = 0;
 			uint32_t kshape[3], sc[MAXD];
 			struct drm_vnpu_tensor_args t = {
-				.op = op, .flags = last ? DRM_VNPU_TENSOR_SELECT_LAST : 0, .ndim = 3,
+				.op = op, .ndim = 3,
 				.axes = 1u << axis, .shape = { 4, 9, 301 }, .a = ADDR(oa),
 				.c = ADDR(oc),
 			};
 
+			t.flags = (last ? DRM_VNPU_TENSOR_SELECT_LAST : 0) |
+				  (as_fp32 ? DRM_VNPU_TENSOR_INDEX_FP32 : 0);
 			for (int d = 0; d < 3; d++)
 				kshape[d] = d == (int)axis ? 1 : shape[d];
 			dense(3, kshape, sc);
@@ -358,7 +361,8 @@ TEST_F(ops, argmax_argmin_and_prod)
 						uint32_t idx[3] = { i, j, k };
 						uint32_t want = ref_arg(op, last, a + offset(3, idx, sa),
 									sa[axis], shape[axis]);
-						uint32_t got = ci[offset(3, idx, sc)];
+						uint32_t got = as_fp32 ? (uint32_t)c[offset(3, idx, sc)] :
+								 ci[offset(3, idx, sc)];
 
 						if (got != want && bad++ < 3)
 							TH_LOG("axis %u op %#x last %d at %u,%u,%u: %u want %u",

@@ -567,7 +567,64 @@ int gop_log_softmax(struct gbuild *b, const struct gnode *n, int x, int y, uint3
 	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, d, full, m, red, y, full);
 }
 
-/* Softmax and LogSoftmax over @axis (before opset 13: the 2-D view). */
+/*
+ * Hardmax over the one axis in @axes of the @rank-d view @shape: i the index
+ * of the first maximum (T_ARGMAX, as fp32), y = 1 - min(|iota - i|, 1) with
+ * iota the constant 0, 1, ... along the axis: exactly 1 at i, 0 elsewhere.
+ */
+static int hardmax(struct gbuild *b, struct gnode *n, uint32_t rank, const int64_t *shape,
+		   uint32_t axes)
+{
+	int64_t kept[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t full[VNPU_HOST_TENSOR_MAX_RANK], red[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t along[VNPU_HOST_TENSOR_MAX_RANK] = { 0 }, zero[VNPU_HOST_TENSOR_MAX_RANK] = { 0 };
+	int y = n->out[0], idx, iota, t, k0, k1, status;
+	uint32_t axis = 0;
+	struct tlaunch l;
+	char name[64];
+	float *v;
+
+	while (!((axes >> axis) & 1))
+		axis++;
+	for (uint32_t i = 0; i < rank; i++)
+		kept[i] = i == axis ? 1 : shape[i];
+	gop_dense(shape, rank, full);
+	gop_dense(kept, rank, red);
+	red[axis] = 0;
+	along[axis] = 1;
+	v = malloc((size_t)shape[axis] * sizeof(*v));
+	if (!v)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t i = 0; i < shape[axis]; i++)
+		v[i] = (float)i;
+	snprintf(name, sizeof(name), "\x01iota.%d.%zu", n->index, b->num_tensors);
+	status = gb_add_weight(b, name, VNPU_DTYPE_FLOAT, 1, &shape[axis], v, &iota);
+	free(v);
+	if ((status = status ?: gop_scratch(b, n, gop_prod(kept, 0, rank), &idx)) ||
+	    (status = gop_scratch(b, n, gop_prod(shape, 0, rank), &t)) ||
+	    (status = gop_scalar(b, n, 0.0f, &k0)) || (status = gop_scalar(b, n, 1.0f, &k1)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_ARGMAX, rank, shape);
+	l.flags = VNPU_TENSOR_INDEX_FP32;
+	l.axes = axes;
+	l.ta = n->in[0];
+	l.tc = idx;
+	memcpy(l.sa, full, sizeof(full));
+	memcpy(l.sc, red, sizeof(red));
+	if ((status = gop_tl_emit(b, n, &l)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, iota, along, idx, red, y,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, k0, zero, y, full, t,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MAX, rank, shape, 0, y, full, t, full, y,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MIN, rank, shape, 0, y, full, k1, zero, y,
+				    full)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, k1, zero, y, full, y, full);
+}
+
+/* Softmax, LogSoftmax and Hardmax over @axis (before opset 13: the 2-D view). */
 static int op_softmax_t(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
@@ -601,6 +658,8 @@ static int op_softmax_t(struct gbuild *b, struct gnode *n)
 	}
 	if (!strcmp(n->np->op_type, "LogSoftmax"))
 		return gop_log_softmax(b, n, n->in[0], n->out[0], l.rank, l.shape, l.axes);
+	if (!strcmp(n->np->op_type, "Hardmax"))
+		return hardmax(b, n, l.rank, l.shape, l.axes);
 	gop_dense(l.shape, l.rank, l.sa);
 	gop_dense(l.shape, l.rank, l.sc);
 	l.ta = n->in[0];
@@ -1396,7 +1455,8 @@ static const struct gop_map core_ops[] = {
 	{ "Acos", op_unary_t, 7 }, { "Atan", op_unary_t, 7 }, { "Sinh", op_unary_t, 9 },
 	{ "Cosh", op_unary_t, 9 }, { "Asinh", op_unary_t, 9 }, { "Acosh", op_unary_t, 9 },
 	{ "Atanh", op_unary_t, 9 },
-	{ "Softmax", op_softmax_t, 7 }, { "LogSoftmax", op_softmax_t, 7 },
+	{ "Softmax", op_softmax_t, 7 }, { "LogSoftmax", op_softmax_t, 1 },
+	{ "Hardmax", op_softmax_t, 1 },
 	{ "ReduceSum", op_reduce_t, 7 }, { "ReduceMean", op_reduce_t, 7 },
 	{ "ReduceMax", op_reduce_t, 7 }, { "ReduceProd", op_reduce_t, 1 },
 	{ "Gemm", op_gemm, 7 }, { "MatMul", op_matmul, 7 }, { "Transpose", op_transpose, 1 },

@@ -176,7 +176,7 @@ def bad(out):
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="mismatch")],
                           "shape_mismatch", [x], [y], [w3])
     save(model(g), os.path.join(d, "shape_mismatch.onnx"), check=False)
-    g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hardmax")],
+    g = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="det")],
                           "unsupported_op", [x], [y])
     save(model(g), os.path.join(d, "unsupported_op.onnx"))
     # Add from operator set 6: no numpy broadcasting yet, not what the device runs.

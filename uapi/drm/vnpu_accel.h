@@ -738,6 +738,8 @@ struct drm_vnpu_kernel_args {
 #define DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
 /* &drm_vnpu_tensor_args.flags of ARGMAX and ARGMIN: the last extremum (1.5). */
 #define DRM_VNPU_TENSOR_SELECT_LAST 0x2u
+/* &drm_vnpu_tensor_args.flags of ARGMAX and ARGMIN: fp32 indices (1.5). */
+#define DRM_VNPU_TENSOR_INDEX_FP32 0x4u
 /* Size of the first version of &struct drm_vnpu_tensor_args (1.4). */
 #define DRM_VNPU_TENSOR_ARGS_SIZE_V1 224u
 
@@ -878,9 +880,11 @@ struct drm_vnpu_tensor_norm {
  * TAN reduce the argument by pi / 2 to 99 bits: exact to |A| of about
  * 2^20, and their error grows with |A| beyond (the result stays within
  * [-1, 1] for SIN and COS). FLOOR, CEIL and ROUND keep the sign of zero.
- * (4) Since 1.5. C holds int32 indices (bit patterns, not fp32 values):
- * the row-major position of the extremum among the reduced points, the
- * first one, or the last with %DRM_VNPU_TENSOR_SELECT_LAST in @flags. NaN
+ * (4) Since 1.5. C holds int32 indices (bit patterns, not fp32 values), or
+ * with %DRM_VNPU_TENSOR_INDEX_FP32 in @flags the same indices as fp32
+ * values (exact below 2^24): the row-major position of the extremum among
+ * the reduced points, the first one, or the last with
+ * %DRM_VNPU_TENSOR_SELECT_LAST in @flags. NaN
  * is above every number for ARGMAX and below for ARGMIN (numpy's argmax
  * and argmin). The reduced axes hold at most 2^31 - 1 points.
  *
@@ -916,7 +920,8 @@ struct drm_vnpu_tensor_args {
 	__u32 op;
 	/**
 	 * @flags: %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD for AVGPOOL,
-	 * %DRM_VNPU_TENSOR_SELECT_LAST for ARGMAX and ARGMIN, else 0.
+	 * %DRM_VNPU_TENSOR_SELECT_LAST and %DRM_VNPU_TENSOR_INDEX_FP32 for
+	 * ARGMAX and ARGMIN, else 0.
 	 */
 	__u32 flags;
 	/** @ndim: dimensions of the iteration space. */

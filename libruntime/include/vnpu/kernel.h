@@ -193,6 +193,8 @@ int vnpu_launch_kernel(struct vnpu_stream stream, const struct vnpu_kernel *kern
 #define VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
 /* struct vnpu_tensor flags of VNPU_OP_T_ARGMAX and _ARGMIN: the last extremum. */
 #define VNPU_TENSOR_SELECT_LAST 0x2u
+/* struct vnpu_tensor flags of VNPU_OP_T_ARGMAX and _ARGMIN: fp32 indices. */
+#define VNPU_TENSOR_INDEX_FP32 0x4u
 
 /**
  * struct vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
@@ -240,7 +242,8 @@ struct vnpu_tensor_norm {
  * struct vnpu_tensor - one N-d tensor operator launch
  * @op: a VNPU_OP_T_* operator
  * @flags: VNPU_TENSOR_COUNT_INCLUDE_PAD for VNPU_OP_T_AVGPOOL,
- *	VNPU_TENSOR_SELECT_LAST for VNPU_OP_T_ARGMAX and _ARGMIN, else 0
+ *	VNPU_TENSOR_SELECT_LAST and VNPU_TENSOR_INDEX_FP32 for VNPU_OP_T_ARGMAX
+ *	and _ARGMIN, else 0
  * @ndim: dimensions of the iteration space, 1 to VNPU_TENSOR_MAX_DIMS
  * @axes: bit d set: dimension d is reduced (REDUCE_*), normalized
  *	(SOFTMAX) or contracted (DOT); 0 for the other operators
