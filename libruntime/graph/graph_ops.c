@@ -1066,6 +1066,202 @@ static int op_conv(struct gbuild *b, struct gnode *n)
 	}
 }
 
+/*
+ * ConvTranspose's output size and begin padding along one spatial axis:
+ * pads, or with output_shape (or a SAME auto_pad) the total padding split
+ * as the operator's definition says (SAME_UPPER puts the smaller half
+ * first, the others the larger).
+ */
+static int conv_t_dim(const struct gnode *n, const char *auto_pad, int64_t in, int64_t k,
+		      int64_t s, int64_t d, int64_t op, int64_t pb, int64_t pe, int64_t want,
+		      int64_t *out, int64_t *pad_begin)
+{
+	int64_t full, total;
+
+	if (k < 1 || s < 1 || d < 1 || op < 0 || pb < 0 || pe < 0)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "bad kernel, stride, dilation, output padding or pads");
+	full = s * (in - 1) + op + (k - 1) * d + 1;
+	if (want > 0 || !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+		int64_t o = want > 0 ? want : in * s, half;
+
+		total = full - o;
+		/* floor(total / 2), for negative totals too */
+		half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+		*pad_begin = !strcmp(auto_pad, "SAME_UPPER") ? half : total - half;
+		*out = o;
+	} else if (!strcmp(auto_pad, "NOTSET") || !strcmp(auto_pad, "VALID") || !auto_pad[0]) {
+		if (!strcmp(auto_pad, "VALID"))
+			pb = pe = 0;
+		*pad_begin = pb;
+		*out = full - pb - pe;
+	} else {
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "auto_pad '%s' not supported", auto_pad);
+	}
+	if (*out < 1 || (uint64_t)*out > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output size %lld", (long long)*out);
+	return VNPU_SUCCESS;
+}
+
+/*
+ * ConvTranspose (1-D and 2-D, any group): one T_DOT makes every kernel
+ * position's contribution Z[n][oc][kh kw][ih iw] = sum over the input
+ * channels of the group of W[ic][oc][kh][kw] X[n][ic][ih][iw]; Y starts as
+ * the bias (or 0) and each kernel position adds its slice of Z into the
+ * output positions ih * stride + kh * dilation - pad (T_ADD in place on a
+ * strided view of Y, the positions outside Y left out).
+ */
+static int op_conv_transpose(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
+					       "output_padding", "output_shape", "pads", "strides",
+					       NULL };
+	const char *const names[] = { "strides", "dilations", "output_padding", "kernel_shape" };
+	const Onnx__AttributeProto *a[4], *pads = gop_attr(n, "pads"), *osh;
+	int64_t v[4][2], pb[2] = { 0, 0 }, pe[2] = { 0, 0 }, want[2] = { 0, 0 };
+	int64_t in[2], k[2], out[2], pad0[2], dims[4], group, N, C, OC, OCg, Cg, KK, HW;
+	struct gtensor *x, *w, *bias;
+	char auto_pad[32];
+	int z, init, status, sp, has_bias;
+
+	status = gop_check_float_op(b, n, allowed, 2, 3);
+	if (status)
+		return status;
+	x = gop_in(b, n, 0);
+	w = gop_in(b, n, 1);
+	bias = gop_in(b, n, 2);
+	has_bias = bias != NULL;
+	sp = (int)x->rank - 2;
+	if ((sp != 1 && sp != 2) || w->rank != x->rank)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "only 1-D and 2-D transposed convolution is supported");
+	group = gop_attr_int(n, "group", 1);
+	N = x->dims[0];
+	C = x->dims[1];
+	if (group < 1 || C % group || w->dims[0] != C)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "group %lld, %lld input channels and weights for %lld do not fit",
+				 (long long)group, (long long)C, (long long)w->dims[0]);
+	OCg = w->dims[1];
+	OC = OCg * group;
+	Cg = C / group;
+	if (bias && (bias->rank != 1 || bias->dims[0] != OC))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bias of the wrong shape");
+	for (int i = 0; i < 4; i++) {
+		a[i] = gop_attr(n, names[i]);
+		if (a[i] && a[i]->n_ints != (size_t)sp)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%s of the wrong length",
+					 names[i]);
+	}
+	osh = gop_attr(n, "output_shape");
+	if ((pads && pads->n_ints != 2 * (size_t)sp) ||
+	    (osh && osh->n_ints != (size_t)sp && osh->n_ints != (size_t)sp + 2))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "pads or output_shape of the wrong length");
+	gop_attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	for (int i = 0; i < sp; i++) {
+		int j = i + 2 - sp;
+
+		for (int t = 0; t < 4; t++)
+			v[t][j] = a[t] ? a[t]->ints[i] : t < 2;
+		if (a[3] && a[3]->ints[i] != w->dims[2 + i])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "kernel_shape differs from the weights");
+		pb[j] = pads ? pads->ints[i] : 0;
+		pe[j] = pads ? pads->ints[i + sp] : 0;
+		want[j] = osh ? osh->ints[osh->n_ints - sp + i] : 0;
+	}
+	in[0] = sp == 2 ? x->dims[2] : 1;
+	in[1] = x->dims[x->rank - 1];
+	k[0] = sp == 2 ? w->dims[2] : 1;
+	k[1] = w->dims[w->rank - 1];
+	if (sp == 1) {
+		v[0][0] = v[1][0] = 1;
+		v[2][0] = 0;
+		want[0] = 0;
+	}
+	for (int j = 0; j < 2; j++) {
+		status = conv_t_dim(n, j == 0 && sp == 1 ? "NOTSET" : auto_pad, in[j], k[j], v[0][j],
+				    v[1][j], v[2][j], pb[j], pe[j], want[j], &out[j], &pad0[j]);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	dims[0] = N;
+	dims[1] = OC;
+	dims[2] = sp == 2 ? out[0] : out[1];
+	dims[3] = out[1];
+	status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	KK = k[0] * k[1];
+	HW = in[0] * in[1];
+	if ((status = gop_scratch(b, n, (uint64_t)(N * OC * KK * HW), &z)))
+		return status;
+	/* Z[n][g][ocg][kk][hw] = sum over icg of W[g Cg + icg][ocg][kk] X[n][g Cg + icg][hw]. */
+	{
+		int64_t shape[6] = { N, group, OCg, KK, HW, Cg };
+		uint64_t sa[6] = { 0, (uint64_t)(Cg * OCg * KK), (uint64_t)KK, 1, 0,
+				   (uint64_t)(OCg * KK) };
+		uint64_t sb[6] = { (uint64_t)(C * HW), (uint64_t)(Cg * HW), 0, 0, 1, (uint64_t)HW };
+		uint64_t sc[6] = { (uint64_t)(OC * KK * HW), (uint64_t)(OCg * KK * HW),
+				   (uint64_t)(KK * HW), (uint64_t)HW, 1, 0 };
+
+		status = gop_launch_nd(b, n, VNPU_OP_T_DOT, 6, shape, 1u << 5, n->in[1], sa,
+				       n->in[0], sb, z, sc);
+	}
+	/* Y = bias per output channel, or 0. */
+	if (status == VNPU_SUCCESS) {
+		int64_t shape[3] = { N, OC, out[0] * out[1] };
+		uint64_t sa[3] = { 0, has_bias, 0 };
+		uint64_t sc[3] = { (uint64_t)(OC * out[0] * out[1]), (uint64_t)(out[0] * out[1]), 1 };
+
+		init = n->in[2];
+		if (!has_bias)
+			status = gop_scalar(b, n, 0.0f, &init);
+		if (status == VNPU_SUCCESS)
+			status = gop_copy(b, n, 3, shape, init, 0, sa, n->out[0], 0, sc);
+	}
+	for (int64_t kh = 0; kh < k[0] && status == VNPU_SUCCESS; kh++)
+		for (int64_t kw = 0; kw < k[1] && status == VNPU_SUCCESS; kw++) {
+			int64_t lo[2], hi[2], kk[2] = { kh, kw }, shape[4];
+			struct tlaunch l;
+
+			/* The input rows (columns) whose output lies inside Y. */
+			for (int j = 0; j < 2; j++) {
+				int64_t base = kk[j] * v[1][j] - pad0[j], s = v[0][j];
+
+				lo[j] = base >= 0 ? 0 : (-base + s - 1) / s;
+				hi[j] = out[j] - 1 - base < 0 ? -1 : (out[j] - 1 - base) / s;
+				if (hi[j] > in[j] - 1)
+					hi[j] = in[j] - 1;
+			}
+			if (lo[0] > hi[0] || lo[1] > hi[1])
+				continue;
+			shape[0] = N;
+			shape[1] = OC;
+			shape[2] = hi[0] - lo[0] + 1;
+			shape[3] = hi[1] - lo[1] + 1;
+			gop_tl_init(&l, VNPU_OP_T_ADD, 4, shape);
+			l.sa[0] = (uint64_t)(OC * out[0] * out[1]);
+			l.sa[1] = (uint64_t)(out[0] * out[1]);
+			l.sa[2] = (uint64_t)(v[0][0] * out[1]);
+			l.sa[3] = (uint64_t)v[0][1];
+			l.oa = (uint64_t)((lo[0] * v[0][0] + kh * v[1][0] - pad0[0]) * out[1] +
+					  lo[1] * v[0][1] + kw * v[1][1] - pad0[1]);
+			memcpy(l.sc, l.sa, sizeof(l.sc));
+			l.oc = l.oa;
+			l.sb[0] = (uint64_t)(OC * KK * HW);
+			l.sb[1] = (uint64_t)(KK * HW);
+			l.sb[2] = (uint64_t)in[1];
+			l.sb[3] = 1;
+			l.ob = (uint64_t)((kh * k[1] + kw) * HW + lo[0] * in[1] + lo[1]);
+			l.ta = n->out[0];
+			l.tb = z;
+			l.tc = n->out[0];
+			status = gop_tl_emit(b, n, &l);
+		}
+	return status;
+}
+
 static int op_batchnorm(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "epsilon", "momentum", "training_mode", "spatial",
@@ -1463,7 +1659,7 @@ static const struct gop_map core_ops[] = {
 	{ "Reshape", op_reshape, 7 }, { "Flatten", op_flatten, 7 }, { "Squeeze", op_squeeze, 7 },
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
 	{ "Constant", op_constant, 7 },
-	{ "Conv", op_conv, 7 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
+	{ "Conv", op_conv, 7 }, { "ConvTranspose", op_conv_transpose, 1 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
 	{ "GlobalAveragePool", op_global_pool, 1 }, { "GlobalMaxPool", op_global_pool, 1 },
 	{ "BatchNormalization", op_batchnorm, 7 },
 	{ NULL, NULL, 0 },

@@ -19,6 +19,8 @@
  *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2,
  *                   ReduceLogSum, ReduceLogSumExp
  *   Softplus        max(x, 0) + log(exp(-|x|) + 1)
+ *   ThresholdedRelu Shrink Sign  by exact steps (x > a) from the
+ *                   difference scaled by 2^254 and clamped to [0, 1]
  *   ArgMax ArgMin   T_ARGMAX, T_ARGMIN, the int32 indices widened to int64
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
@@ -342,6 +344,81 @@ static int op_softsign(struct gbuild *b, struct gnode *n)
 	    (status = ew_const(b, n, VNPU_OP_T_ADD, t, 1.0f, 0, t)))
 		return status;
 	return ew(b, n, VNPU_OP_T_DIV, x, t, y);
+}
+
+/*
+ * t = 1 where x > alpha (x < alpha with @below), else 0, NaN included:
+ * the difference scaled by 2^254 (the smallest positive difference, 2^-149,
+ * becomes 2^105) and clamped to [0, 1]; T_MAX with the difference first
+ * turns NaN into 0.
+ */
+static int step_of(struct gbuild *b, const struct gnode *n, int x, float alpha, int below, int t)
+{
+	int status = ew_const(b, n, VNPU_OP_T_SUB, x, alpha, below, t);
+
+	if (status || (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0x1p127f, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0x1p127f, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, t, 0.0f, 0, t)))
+		return status;
+	return ew_const(b, n, VNPU_OP_T_MIN, t, 1.0f, 0, t);
+}
+
+/* ThresholdedRelu: max(x, alpha) * (x > alpha), exact (no inf times 0). */
+static int op_thresholded_relu(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", NULL };
+	float alpha = gop_attr_float(n, "alpha", 1.0f);
+	int x = n->in[0], y = n->out[0], t, status = unary_prologue(b, n, allowed);
+
+	if (status || (status = temp(b, n, &t)) || (status = step_of(b, n, x, alpha, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, x, alpha, 0, y)))
+		return status;
+	return ew(b, n, VNPU_OP_T_MUL, y, t, y);
+}
+
+/*
+ * Shrink: (max(x, lambd) - bias) * (x > lambd) + (min(x, -lambd) + bias) *
+ * (x < -lambd); each factor finite where its step is 0, so exact.
+ */
+static int op_shrink(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "bias", "lambd", NULL };
+	float lambd = gop_attr_float(n, "lambd", 0.5f), bias = gop_attr_float(n, "bias", 0.0f);
+	int x = n->in[0], y = n->out[0], t, u, status = unary_prologue(b, n, allowed);
+
+	if (status)
+		return status;
+	if (!(lambd >= 0))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "lambd %g below 0", lambd);
+	if ((status = temp(b, n, &t)) || (status = temp(b, n, &u)) ||
+	    (status = step_of(b, n, x, lambd, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, x, lambd, 0, y)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_SUB, y, bias, 0, y)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, y, t, y)) ||
+	    (status = step_of(b, n, x, -lambd, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, x, -lambd, 0, u)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, u, bias, 0, u)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, u, t, u)))
+		return status;
+	return ew(b, n, VNPU_OP_T_ADD, y, u, y);
+}
+
+/*
+ * Sign: (x > 0) - (x < 0), plus 0 times x clamped to [-1, 1] (with the
+ * bound first, T_MIN and T_MAX keep a NaN), which is NaN for NaN only.
+ */
+static int op_sign(struct gbuild *b, struct gnode *n)
+{
+	int x = n->in[0], y = n->out[0], t, status = unary_prologue(b, n, NULL);
+
+	if (status || (status = temp(b, n, &t)) || (status = step_of(b, n, x, 0.0f, 0, y)) ||
+	    (status = step_of(b, n, x, 0.0f, 1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_SUB, y, t, y)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, x, 1.0f, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, t, -1.0f, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0.0f, 0, t)))
+		return status;
+	return ew(b, n, VNPU_OP_T_ADD, y, t, y);
 }
 
 /* Sum, Mean, Max, Min of one or more inputs, broadcast together. */
@@ -753,7 +830,8 @@ const struct gop_map gop_math_ops[] = {
 	{ "ReduceMin", op_reduce_more, 1 }, { "ReduceSumSquare", op_reduce_more, 1 },
 	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
 	{ "ReduceLogSum", op_reduce_more, 1 }, { "ReduceLogSumExp", op_reduce_more, 1 },
-	{ "Softplus", op_softplus, 1 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
+	{ "Softplus", op_softplus, 1 }, { "ThresholdedRelu", op_thresholded_relu, 10 },
+	{ "Shrink", op_shrink, 9 }, { "Sign", op_sign, 9 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
 	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
 	{ "InstanceNormalization", op_instance_norm, 6 },
 	{ NULL, NULL, 0 },

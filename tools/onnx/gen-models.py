@@ -249,6 +249,9 @@ def bad_operators(d, x):
         hidden_size=2, activations=["Relu", "Tanh"])
     one("resize_linear", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="linear")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
+    one("conv_transpose_weights", "ConvTranspose", ["x4", "W"],
+        {"x4": np.ones((1, 4, 5, 5), np.float32), "W": np.ones((3, 1, 3, 3), np.float32)})
+    one("shrink_lambd", "Shrink", ["x"], {}, lambd=-1.0)
     one("argmax_axis", "ArgMax", ["x"], {}, axis=2)
     one("argmin_select", "ArgMin", ["x"], {}, select_last_index=2)
     one("logsoftmax_axis", "LogSoftmax", ["x"], {}, axis=-3)
