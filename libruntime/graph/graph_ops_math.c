@@ -21,6 +21,7 @@
  *   Softplus        max(x, 0) + log(exp(-|x|) + 1)
  *   ThresholdedRelu Shrink Sign  by exact steps (x > a) from the
  *                   difference scaled by 2^254 and clamped to [0, 1]
+ *   LRN             x / exp(beta log(bias + alpha avgpool(x^2) over channels))
  *   ArgMax ArgMin   T_ARGMAX, T_ARGMIN, the int32 indices widened to int64
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
@@ -419,6 +420,60 @@ static int op_sign(struct gbuild *b, struct gnode *n)
 	    (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0.0f, 0, t)))
 		return status;
 	return ew(b, n, VNPU_OP_T_ADD, y, t, y);
+}
+
+/*
+ * LRN: the sum of squares over a window of @size channels is T_AVGPOOL
+ * (padding counted) over the view [N, 1, C, d...] of x * x times size, so
+ * y = x / exp(beta * log(bias + alpha * avgpool(x * x))).
+ */
+static int op_lrn(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", "beta", "bias", "size", NULL };
+	float alpha = gop_attr_float(n, "alpha", 0.0001f), beta = gop_attr_float(n, "beta", 0.75f);
+	float bias = gop_attr_float(n, "bias", 1.0f);
+	int64_t size = gop_attr_int(n, "size", 0), v[4];
+	int x = n->in[0], y = n->out[0], t, u, status = unary_prologue(b, n, allowed);
+	const struct gtensor *xt;
+	struct tlaunch l;
+
+	if (status)
+		return status;
+	xt = gop_in(b, n, 0);
+	if (xt->rank < 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 2 expected",
+				 xt->rank);
+	if (size < 1 || size > 4096)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "size %lld outside 1..4096",
+				 (long long)size);
+	v[0] = xt->dims[0];
+	v[1] = 1;
+	v[2] = xt->dims[1];
+	v[3] = (int64_t)gop_prod(xt->dims, 2, xt->rank);
+	if ((status = temp(b, n, &t)) || (status = temp(b, n, &u)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, x, x, t)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_AVGPOOL, 4, v);
+	l.flags = VNPU_TENSOR_COUNT_INCLUDE_PAD;
+	l.window = (struct vnpu_tensor_window){
+		.kernel_h = (uint32_t)size, .kernel_w = 1, .stride_h = 1, .stride_w = 1,
+		.dilation_h = 1, .dilation_w = 1, .pad_top = (uint32_t)((size - 1) / 2),
+		.pad_bottom = (uint32_t)(size / 2), .out_h = (uint32_t)v[2],
+		.out_w = (uint32_t)v[3],
+	};
+	gop_dense(v, 4, l.sa);
+	memcpy(l.sc, l.sa, sizeof(l.sc));
+	l.out_rank = 4;
+	l.ta = t;
+	l.tc = u;
+	if ((status = gop_tl_emit(b, n, &l)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, u, alpha, 0, u)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, u, bias, 0, u)) ||
+	    (status = ew(b, n, VNPU_OP_T_LOG, u, -1, u)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, u, beta, 0, u)) ||
+	    (status = ew(b, n, VNPU_OP_T_EXP, u, -1, u)))
+		return status;
+	return ew(b, n, VNPU_OP_T_DIV, x, u, y);
 }
 
 /* Sum, Mean, Max, Min of one or more inputs, broadcast together. */
@@ -831,7 +886,7 @@ const struct gop_map gop_math_ops[] = {
 	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
 	{ "ReduceLogSum", op_reduce_more, 1 }, { "ReduceLogSumExp", op_reduce_more, 1 },
 	{ "Softplus", op_softplus, 1 }, { "ThresholdedRelu", op_thresholded_relu, 10 },
-	{ "Shrink", op_shrink, 9 }, { "Sign", op_sign, 9 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
+	{ "Shrink", op_shrink, 9 }, { "Sign", op_sign, 9 }, { "LRN", op_lrn, 1 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
 	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
 	{ "InstanceNormalization", op_instance_norm, 6 },
 	{ NULL, NULL, 0 },
