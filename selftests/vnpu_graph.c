@@ -178,6 +178,7 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 6" } },
 		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
 		{ "conv_transpose_weights", VNPU_ERROR_INVALID_MODEL, { "'conv_transpose_weights' (ConvTranspose)", "weights for 3 do not fit" } },
+		{ "batchnorm_training", VNPU_ERROR_NOT_SUPPORTED, { "'batchnorm_training' (BatchNormalization)", "operator set 14" } },
 		{ "shrink_lambd", VNPU_ERROR_NOT_SUPPORTED, { "'shrink_lambd' (Shrink)", "lambd -1 below 0" } },
 		{ "argmax_axis", VNPU_ERROR_INVALID_MODEL, { "'argmax_axis' (ArgMax)", "axis 2 out of range" } },
 		{ "argmin_select", VNPU_ERROR_INVALID_MODEL, { "'argmin_select' (ArgMin)", "select_last_index 2" } },

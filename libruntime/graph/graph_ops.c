@@ -1262,6 +1262,57 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
+/*
+ * BatchNormalization in training mode (operator set 14): the batch mean m
+ * and population variance v per channel (T_REDUCE_MEAN over the view
+ * [N, C, D] of x and of its squared differences), T_BATCHNORM of @l with
+ * them, and the running statistics input * momentum + batch * (1 -
+ * momentum) as outputs 1 and 2 when the model uses them.
+ */
+static int batchnorm_training(struct gbuild *b, struct gnode *n, struct tlaunch *l)
+{
+	const struct gtensor *x = gop_in(b, n, 0);
+	float momentum = gop_attr_float(n, "momentum", 0.9f);
+	int64_t shape[3] = { x->dims[0], x->dims[1], (int64_t)gop_prod(x->dims, 2, x->rank) };
+	int64_t C = x->dims[1];
+	uint64_t full[3], per_c[3] = { 0, 1, 0 }, one = 1, zero = 0, count = x->count;
+	int m, v, d, k_mom, k_rest, status;
+
+	gop_dense(shape, 3, full);
+	if ((status = gop_scratch(b, n, (uint64_t)C, &m)) ||
+	    (status = gop_scratch(b, n, (uint64_t)C, &v)) ||
+	    (status = gop_scratch(b, n, count, &d)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MEAN, 3, shape, 5, n->in[0], full, -1,
+				    NULL, m, per_c)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 3, shape, 0, n->in[0], full, m, per_c, d,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 3, shape, 0, d, full, d, full, d, full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MEAN, 3, shape, 5, d, full, -1, NULL, v,
+				    per_c)))
+		return status;
+	l->norm[2] = m;
+	l->norm[3] = v;
+	status = gop_tl_emit(b, n, l);
+	if (status == VNPU_SUCCESS)
+		status = gop_scalar(b, n, momentum, &k_mom);
+	if (status == VNPU_SUCCESS)
+		status = gop_scalar(b, n, 1.0f - momentum, &k_rest);
+	for (size_t o = 1; o < 3 && o < n->num_out && status == VNPU_SUCCESS; o++) {
+		int batch = o == 1 ? m : v, y = n->out[o];
+
+		if (y < 0)
+			continue;
+		if ((status = gop_set_out(b, n, o, 1, &C)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, &C, 0, batch, &one, k_rest, &zero,
+					    batch, &one)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, &C, 0, n->in[2 + o], &one, k_mom,
+					    &zero, y, &one)))
+			return status;
+		status = gop_launch_nd(b, n, VNPU_OP_T_ADD, 1, &C, 0, y, &one, batch, &one, y, &one);
+	}
+	return status;
+}
+
 static int op_batchnorm(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "epsilon", "momentum", "training_mode", "spatial",
@@ -1270,14 +1321,17 @@ static int op_batchnorm(struct gbuild *b, struct gnode *n)
 	struct gtensor *x;
 	int status;
 
+	int training = gop_attr_int(n, "training_mode", 0) != 0;
+
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 5, 5)) ||
-	    (status = gop_single_output(n)))
+	    (!training && (status = gop_single_output(n))))
 		return status;
 	for (size_t j = 0; j < 5; j++)
 		if ((status = gop_need_float(b, n, j)))
 			return status;
-	if (gop_attr_int(n, "training_mode", 0))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'training_mode' = 1 not supported");
+	if (training && (b->opset < 14 || n->num_out > 3))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "training mode only as operator set 14 defines it (3 outputs)");
 	if (!gop_attr_int(n, "spatial", 1))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'spatial' = 0 not supported");
 	x = gop_in(b, n, 0);
@@ -1299,6 +1353,8 @@ static int op_batchnorm(struct gbuild *b, struct gnode *n)
 		l.norm[i] = n->in[1 + i];
 	l.epsilon = gop_attr_float(n, "epsilon", 1e-5f);
 	l.norm_axis = 1;
+	if (training)
+		return batchnorm_training(b, n, &l);
 	return gop_tl_emit(b, n, &l);
 }
 

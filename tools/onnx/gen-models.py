@@ -252,6 +252,8 @@ def bad_operators(d, x):
     one("conv_transpose_weights", "ConvTranspose", ["x4", "W"],
         {"x4": np.ones((1, 4, 5, 5), np.float32), "W": np.ones((3, 1, 3, 3), np.float32)})
     one("shrink_lambd", "Shrink", ["x"], {}, lambd=-1.0)
+    one("batchnorm_training", "BatchNormalization", ["x", "s", "b", "m", "v"],
+        {k: np.ones(4, np.float32) for k in "sbmv"}, training_mode=1)
     one("argmax_axis", "ArgMax", ["x"], {}, axis=2)
     one("argmin_select", "ArgMin", ["x"], {}, select_last_index=2)
     one("logsoftmax_axis", "LogSoftmax", ["x"], {}, axis=-3)
