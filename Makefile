@@ -101,6 +101,7 @@ RT_TESTS += $(BUILD)/selftests/vnpu_onnx_conformance $(BUILD)/selftests/vnpu_gra
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
+HOST_TESTS += $(BUILD)/host/addr_map_test
 HOST_TESTS += $(BUILD)/host/status_test
 HOST_TESTS += $(BUILD)/host/lease_proto_test
 # The runtime's layers: tools/layer-check.sh on the tree and on broken copies.
@@ -114,7 +115,7 @@ HOST_TESTS += $(BUILD)/host/packaging-system
 # The VM runner with a fake QEMU: KVM probe, fallback, stall and oops verdicts.
 HOST_TESTS += $(BUILD)/host/run-vm-test
 
-.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress fuzz bench-runtime bench-mem lint install \
+.PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress stress-debug fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
 .PHONY: bench-planner bench-exec bench-compute
 .PHONY: bench-pool bench-topo bench-lease bench-onnx troubleshooting-capture
@@ -368,6 +369,12 @@ $(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/mm/pool
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/mm \
 		$(filter %.c,$^) -o $@
 
+$(BUILD)/host/addr_map_test: selftests/host/addr_map_test.c libruntime/core/addr_map.c \
+		libruntime/core/addr_map.h $(RT_HEADERS) $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime/core \
+		$(filter %.c,$^) -o $@
+
 check: deps
 	@$(MAKE) --no-print-directory all
 	@tools/check.sh
@@ -380,6 +387,12 @@ debug-kernel: deps
 
 check-debug: deps
 	@tools/debug-kernel/check.sh
+
+# make stress's SIGKILL seeds, scheduler race, unplug and teardown groups
+# (selftests/stress.plan) on the debug kernel.
+stress-debug: deps
+	@VNPU_TEST_TIMEOUT=3000 tools/debug-kernel/check.sh selftests/stress.plan stress-debug \
+		"kill-seeds unplug-full teardown"
 
 $(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)

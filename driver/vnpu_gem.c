@@ -6,12 +6,20 @@
 /**
  * DOC: vnpu buffers
  *
- * A buffer is a shmem GEM object, so its backing pages come from the host
- * only when the buffer exists, plus a range of device addresses in VRAM or
- * in the host-pinned range. Creation reserves the range and charges the
- * calling process under &vnpu_device.mem_lock, then pins the pages; the
- * free callback gives both back. Handles, mmaps, dma-bufs and importers
- * each hold a GEM reference, so whichever of them goes last frees it.
+ * A buffer is a shmem GEM object plus a range of device addresses in VRAM
+ * or in the host-pinned range. Creation reserves the range and charges the
+ * calling process under &vnpu_device.mem_lock, so -ENOSPC, -EDQUOT and
+ * -EMFILE come from BO_CREATE; the free callback gives both back. Handles,
+ * mmaps, dma-bufs and importers each hold a GEM reference, so whichever of
+ * them goes last frees it.
+ *
+ * The backing store (the shmem file and its pages) is allocated on the
+ * buffer's first use, as a real device's memory manager populates a buffer
+ * when it is first bound: the first mmap, job (vmap) or dma-buf attachment
+ * creates the file and pins the pages, under the object's reservation lock,
+ * and they stay pinned until the buffer is freed. A buffer that is created
+ * and closed unused costs the host no file, no page and no zeroing; one that
+ * the host cannot back fails its first use with -ENOMEM.
  *
  * Buffers are exported with vnpu's own dma_buf_ops (the DRM defaults), which
  * lets an import recognise a vnpu buffer: on the same device it is the same
@@ -20,7 +28,9 @@
  */
 
 #include <linux/dma-buf.h>
+#include <linux/pagemap.h>
 #include <linux/sched.h>
+#include <linux/shmem_fs.h>
 #include <linux/sizes.h>
 
 #include <drm/drm_drv.h>
@@ -87,16 +97,71 @@ static void vnpu_bo_free(struct drm_gem_object *obj)
 	vnpu_bo_release_locked(vdev, bo);
 	mutex_unlock(&vdev->mem_lock);
 
+	/* Also puts the shmem file, if the buffer was ever populated. */
 	drm_gem_shmem_free(&bo->base);
+}
+
+/*
+ * Gives @bo its backing store on first use: the shmem file, then its pages,
+ * pinned until the buffer is freed. Under the reservation lock, which
+ * serialises concurrent first uses. Imports use the exporter's pages.
+ */
+static int vnpu_bo_populate_locked(struct vnpu_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	struct file *filp;
+	int ret;
+
+	dma_resv_assert_held(obj->resv);
+
+	if (bo->pinned || obj->import_attach)
+		return 0;
+	ret = vnpu_fault_inject(to_vnpu_device(obj->dev), VNPU_FAULT_BO_PIN);
+	if (ret)
+		return ret;
+	if (!obj->filp) {
+		/* As drm_gem_object_init() and drm_gem_shmem_create() set it up. */
+		filp = shmem_file_setup("drm mm object", obj->size, VM_NORESERVE);
+		if (IS_ERR(filp))
+			return PTR_ERR(filp);
+		/* Pinned pages must not come from ZONE_MOVABLE or CMA. */
+		mapping_set_gfp_mask(filp->f_mapping,
+				     GFP_HIGHUSER | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+		obj->filp = filp;
+	}
+	/* On failure the file stays, for the next try or the free callback. */
+	ret = drm_gem_shmem_pin_locked(&bo->base);
+	if (ret)
+		return ret;
+	WRITE_ONCE(bo->pinned, true);
+	return 0;
+}
+
+static int vnpu_bo_pin(struct drm_gem_object *obj)
+{
+	return vnpu_bo_populate_locked(to_vnpu_bo(obj)) ?: drm_gem_shmem_object_pin(obj);
+}
+
+static int vnpu_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	return vnpu_bo_populate_locked(to_vnpu_bo(obj)) ?: drm_gem_shmem_object_vmap(obj, map);
 }
 
 static int vnpu_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 {
 	struct vnpu_bo *bo = to_vnpu_bo(obj);
+	int ret;
 
 	/* The emulated BAR only exposes VRAM buffers created mappable. */
 	if (!(bo->flags & (DRM_VNPU_BO_HOST | DRM_VNPU_BO_MAPPABLE)))
 		return -EACCES;
+	if (!obj->import_attach) {
+		dma_resv_lock(obj->resv, NULL);
+		ret = vnpu_bo_populate_locked(bo);
+		dma_resv_unlock(obj->resv);
+		if (ret)
+			return ret;
+	}
 	return drm_gem_shmem_object_mmap(obj, vma);
 }
 
@@ -121,10 +186,10 @@ static struct dma_buf *vnpu_bo_export(struct drm_gem_object *obj, int flags)
 static const struct drm_gem_object_funcs vnpu_gem_funcs = {
 	.free = vnpu_bo_free,
 	.print_info = drm_gem_shmem_object_print_info,
-	.pin = drm_gem_shmem_object_pin,
+	.pin = vnpu_bo_pin,
 	.unpin = drm_gem_shmem_object_unpin,
 	.get_sg_table = drm_gem_shmem_object_get_sg_table,
-	.vmap = drm_gem_shmem_object_vmap,
+	.vmap = vnpu_bo_vmap,
 	.vunmap = drm_gem_shmem_object_vunmap,
 	.mmap = vnpu_bo_mmap,
 	.export = vnpu_bo_export,
@@ -226,11 +291,26 @@ static int vnpu_bo_create_check(struct vnpu_device *vdev, struct drm_vnpu_bo_cre
 	return 0;
 }
 
+/*
+ * A shmem GEM object without its shmem file yet: vnpu_bo_populate_locked()
+ * adds the file and the pages on first use.
+ */
+static struct vnpu_bo *vnpu_bo_alloc(struct drm_device *drm, size_t size)
+{
+	struct drm_gem_object *obj = vnpu_gem_create_object(drm, size);
+
+	if (IS_ERR(obj))
+		return ERR_CAST(obj);
+	drm_gem_private_object_init(drm, obj, size);
+	INIT_LIST_HEAD(&to_drm_gem_shmem_obj(obj)->madv_list);
+	return to_vnpu_bo(obj);
+}
+
 int vnpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct vnpu_device *vdev = to_vnpu_device(drm);
 	struct drm_vnpu_bo_create *args = data;
-	struct drm_gem_shmem_object *shmem;
+	struct drm_gem_object *obj;
 	struct vnpu_bo *bo;
 	u32 handle;
 	int idx, ret;
@@ -244,28 +324,24 @@ int vnpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_SHMEM);
 	if (ret)
 		goto out_dev_exit;
-	shmem = drm_gem_shmem_create(drm, PAGE_ALIGN(args->size));
-	if (IS_ERR(shmem)) {
-		ret = PTR_ERR(shmem);
+	bo = vnpu_bo_alloc(drm, PAGE_ALIGN(args->size));
+	if (IS_ERR(bo)) {
+		ret = PTR_ERR(bo);
 		goto out_dev_exit;
 	}
-	bo = container_of(shmem, struct vnpu_bo, base);
+	obj = &bo->base.base;
 	bo->flags = args->flags;
 	bo->region = args->flags & DRM_VNPU_BO_HOST ? &vdev->host : &vdev->vram;
 
 	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_RESERVE) ?: vnpu_bo_reserve(vdev, bo);
 	if (ret)
 		goto out_put;
-	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_PIN) ?: drm_gem_shmem_pin(shmem);
-	if (ret)
-		goto out_put;
-	bo->pinned = true;
 	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_MMAP_OFFSET) ?:
-	      drm_gem_create_mmap_offset(&shmem->base);
+	      drm_gem_create_mmap_offset(obj);
 	if (ret)
 		goto out_put;
 	ret = vnpu_fault_inject(vdev, VNPU_FAULT_BO_HANDLE) ?:
-	      drm_gem_handle_create(file, &shmem->base, &handle);
+	      drm_gem_handle_create(file, obj, &handle);
 	if (ret)
 		goto out_put;
 
@@ -273,7 +349,7 @@ int vnpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 	args->device_addr = vnpu_bo_device_addr(bo);
 out_put:
 	/* On success the handle holds the buffer; on failure this frees it. */
-	drm_gem_object_put(&shmem->base);
+	drm_gem_object_put(obj);
 out_dev_exit:
 	drm_dev_exit(idx);
 	return ret;
@@ -369,7 +445,10 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	u32 handles = 0;
 	int id;
 
-	/* table_lock is a spinlock: only read fields fixed at creation. */
+	/*
+	 * table_lock is a spinlock: only read fields fixed at creation, and
+	 * @pinned, which changes once, from false to true.
+	 */
 	spin_lock(&file->table_lock);
 	idr_for_each_entry(&file->object_idr, obj, id) {
 		struct drm_memory_stats *stats =
@@ -381,8 +460,9 @@ void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 			stats->shared += obj->size;
 		else
 			stats->private += obj->size;
-		/* Created buffers are pinned; imports are the exporter's pinned pages. */
-		stats->resident += obj->size;
+		/* Populated buffers are pinned; imports are the exporter's pinned pages. */
+		if (READ_ONCE(to_vnpu_bo(obj)->pinned) || obj->import_attach)
+			stats->resident += obj->size;
 	}
 	spin_unlock(&file->table_lock);
 

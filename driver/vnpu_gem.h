@@ -20,14 +20,18 @@ struct drm_printer;
  * @region: &vnpu_device.vram or &vnpu_device.host
  * @flags: DRM_VNPU_BO_* flags
  * @owner: process charged for the buffer, NULL for imports
- * @pinned: the backing pages are pinned (created here, not imported)
+ * @pinned: the backing pages are pinned: set on the buffer's first use
+ *	(mmap, vmap, dma-buf attachment) under the reservation lock, never
+ *	cleared; fdinfo reads it locklessly. Always false for imports
  * @peer_vram: an import of another vnpu device's VRAM buffer; copies
  *	through it are paced by the link to that device
  * @peer_index: index of that device when @peer_vram
  *
  * @node and the charge to @owner are set once at creation under
  * &vnpu_device.mem_lock and released in the free callback, so the memory
- * returns to the device exactly when the last reference is dropped.
+ * returns to the device exactly when the last reference is dropped. The
+ * shmem file and its pages come later, at first use, under the object's
+ * reservation lock (see vnpu_bo_populate_locked()).
  */
 struct vnpu_bo {
 	struct drm_gem_shmem_object base;

@@ -24,7 +24,8 @@
  *   the micro-kernel, an MR x nr tile of C held in vector registers over
  *   the whole block depth.
  *
- * Packing moves 32-bit words and needs no FPU. The micro-kernels
+ * Packing moves 32-bit words (fp16 operands of T_DOT converted to fp32
+ * bits on the way, in integer code) and needs no FPU. The micro-kernels
  * (vnpu_simd_impl.h) are built twice, for SSE2 (nr 8) and for AVX2 + FMA
  * (nr 16); vnpu_gemm_init() picks AVX2 at module load when the CPU and the
  * kernel's extended state support it (the checks of lib/raid6 and the
@@ -69,6 +70,7 @@
 #include <drm/vnpu_accel.h>
 
 #include "vnpu_drv.h"
+#include "vnpu_dtype.h"
 #include "vnpu_engine.h"
 #include "vnpu_ops.h"
 #include "vnpu_simd.h"
@@ -115,18 +117,34 @@ const struct vnpu_simd *vnpu_simd_active = &vnpu_simd_sse2;
  * @cs_c: column step of C
  * @alpha: fp32 bits
  * @beta: fp32 bits; 0: C is not read
+ * @dt_a: element type of A, DRM_VNPU_DTYPE_F32 or F16 (T_DOT, uAPI 1.5)
+ * @dt_b: element type of B
  *
- * Elements are handled as 32-bit words here; only the micro-kernels see
- * them as floats.
+ * Elements are handled as 32-bit words here (fp16 ones converted to fp32
+ * bits as they are packed); only the micro-kernels see them as floats.
+ * C is always fp32.
  */
 struct vnpu_gemm_desc {
 	u32 m, n, k;
-	const u32 *a;
-	const u32 *b;
+	const void *a;
+	const void *b;
 	u32 *c;
 	size_t rs_a, cs_a, rs_b, cs_b, rs_c, cs_c;
 	u32 alpha, beta;
+	u32 dt_a, dt_b;
 };
+
+/* Element @i of @p of type @dt, as fp32 bits. */
+static inline u32 vnpu_gemm_ld(const void *p, u32 dt, size_t i)
+{
+	return dt == DRM_VNPU_DTYPE_F32 ? ((const u32 *)p)[i] : vnpu_dtype_load(p, dt, i);
+}
+
+/* The address of element @i of @p of type @dt. */
+static inline const void *vnpu_gemm_at(const void *p, u32 dt, size_t i)
+{
+	return (const u8 *)p + i * vnpu_dtype_size(dt);
+}
 
 /**
  * struct vnpu_gemm_scratch - packing buffers of one running operator
@@ -187,13 +205,14 @@ static void vnpu_gemm_pack_a(const struct vnpu_gemm_desc *g, u32 *pa, u32 lanes,
 
 	for (ir = 0; ir < mc; ir += VNPU_GEMM_MR, pa += step * kc) {
 		for (r = 0; r < VNPU_GEMM_MR; r++) {
-			const u32 *src = NULL;
+			const void *src = NULL;
 			u32 *dst = pa + r * lanes;
 
 			if (ir + r < mc)
-				src = g->a + (size_t)(i0 + ir + r) * g->rs_a + (size_t)p0 * g->cs_a;
+				src = vnpu_gemm_at(g->a, g->dt_a, (size_t)(i0 + ir + r) * g->rs_a +
+						   (size_t)p0 * g->cs_a);
 			for (p = 0; p < kc; p++, dst += step) {
-				u32 v = src ? src[p * g->cs_a] : 0;
+				u32 v = src ? vnpu_gemm_ld(src, g->dt_a, p * g->cs_a) : 0;
 
 				for (l = 0; l < lanes; l++)
 					dst[l] = v;
@@ -212,15 +231,15 @@ static void vnpu_gemm_pack_b(const struct vnpu_gemm_desc *g, u32 *pb, u32 nr, u3
 		u32 cols = min(nr, nc - jr);
 
 		for (p = 0; p < kc; p++) {
-			const u32 *src = g->b + (size_t)(p0 + p) * g->rs_b +
-					 (size_t)(j0 + jr) * g->cs_b;
+			const void *src = vnpu_gemm_at(g->b, g->dt_b, (size_t)(p0 + p) * g->rs_b +
+						       (size_t)(j0 + jr) * g->cs_b);
 			u32 *dst = pb + p * nr;
 
-			if (g->cs_b == 1) {
+			if (g->cs_b == 1 && g->dt_b == DRM_VNPU_DTYPE_F32) {
 				memcpy(dst, src, cols * sizeof(u32));
 			} else {
 				for (j = 0; j < cols; j++)
-					dst[j] = src[j * g->cs_b];
+					dst[j] = vnpu_gemm_ld(src, g->dt_b, j * g->cs_b);
 			}
 			for (j = cols; j < nr; j++)
 				dst[j] = 0;
@@ -339,11 +358,11 @@ static bool vnpu_gemm_split_take(struct vnpu_gemm_split *sp, struct vnpu_gemm_sc
 
 		if (sp->by_rows) {
 			part.m = min(sp->step, g->m - first);
-			part.a += first * g->rs_a;
+			part.a = vnpu_gemm_at(g->a, g->dt_a, first * g->rs_a);
 			part.c += first * g->rs_c;
 		} else {
 			part.n = min(sp->step, g->n - first);
-			part.b += first * g->cs_b;
+			part.b = vnpu_gemm_at(g->b, g->dt_b, first * g->cs_b);
 			part.c += first * g->cs_c;
 		}
 		if (!vnpu_gemm_desc_run(&part, scr, sp->aborted))
@@ -424,7 +443,7 @@ static u64 vnpu_gemm_fill(u32 m, u32 n, u32 nr)
 static void vnpu_gemm_orient(struct vnpu_gemm_desc *g)
 {
 	u32 nr = vnpu_simd_active->nr;
-	const u32 *a = g->a;
+	const void *a = g->a;
 	size_t rs_a = g->rs_a, cs_a = g->cs_a;
 
 	/* Only for a clear gain: the given layout usually packs faster. */
@@ -437,6 +456,7 @@ static void vnpu_gemm_orient(struct vnpu_gemm_desc *g)
 	g->b = a;
 	g->rs_b = cs_a;
 	g->cs_b = rs_a;
+	swap(g->dt_a, g->dt_b);
 	swap(g->rs_c, g->cs_c);
 }
 
@@ -484,7 +504,8 @@ static bool vnpu_gemm_dot_desc(const struct drm_vnpu_tensor_args *t, struct vnpu
 {
 	int kd = (int)t->ndim - 1, d = kd - 1, dm = -1, dn = -1;
 
-	if (kd < 0 || t->axes != BIT(kd))
+	/* The micro-kernels write fp32; an fp16 C takes the reduction path. */
+	if (kd < 0 || t->axes != BIT(kd) || t->dtype_c != DRM_VNPU_DTYPE_F32)
 		return false;
 	if (d >= 0 && !t->stride_a[d])
 		dn = d--;
@@ -504,6 +525,8 @@ static bool vnpu_gemm_dot_desc(const struct drm_vnpu_tensor_args *t, struct vnpu
 	g->cs_c = dn < 0 ? 0 : t->stride_c[dn];
 	g->alpha = VNPU_FP32_ONE;
 	g->beta = VNPU_FP32_ZERO;
+	g->dt_a = t->dtype_a;
+	g->dt_b = t->dtype_b;
 	return true;
 }
 
@@ -542,8 +565,8 @@ bool vnpu_gemm_dot_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engi
 	for (; batches; batches--) {
 		struct vnpu_gemm_desc one = g;
 
-		one.a = (const u32 *)op->a + it.off[0];
-		one.b = (const u32 *)op->b + it.off[1];
+		one.a = vnpu_gemm_at(op->a, g.dt_a, it.off[0]);
+		one.b = vnpu_gemm_at(op->b, g.dt_b, it.off[1]);
 		one.c = (u32 *)op->c + it.off[2];
 		vnpu_gemm_orient(&one);
 		if (!vnpu_gemm_run_split(&one, scr, engine, aborted))

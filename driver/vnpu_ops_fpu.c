@@ -12,10 +12,12 @@
  */
 
 #include <linux/array_size.h>
+#include <linux/limits.h>
 #include <linux/minmax.h>
 
 #include <drm/vnpu_accel.h>
 
+#include "vnpu_dtype.h"
 #include "vnpu_fpu.h"
 #include "vnpu_ops.h"
 #include "vnpu_simd.h"
@@ -536,6 +538,70 @@ static void vnpu_t_binary_strided(u32 o, const float *x, size_t sa, const float 
 	}
 }
 
+/* Element @i of @p, of element type @dt, as fp32. */
+static inline float vnpu_ld(const void *p, u32 dt, size_t i)
+{
+	return vnpu_bits_to_f32(vnpu_dtype_load(p, dt, i));
+}
+
+/*
+ * @v rounded to an integer, ties to even, in the FPU's default rounding
+ * mode (to nearest even): adding and taking away 2^23 leaves no fraction
+ * bits. From 2^23 on every fp32 is an integer; NaN stays NaN.
+ */
+static inline float vnpu_rint(float v)
+{
+	const float big = 8388608.0f;
+
+	if (!(v > -big && v < big))
+		return v;
+	return v >= 0.0f ? (v + big) - big : (v - big) + big;
+}
+
+/* @v rounded to nearest even and saturated to [@lo, @hi]; NaN gives 0. */
+static inline s32 vnpu_round_sat(float v, s32 lo, s32 hi)
+{
+	float r = vnpu_rint(v);
+
+	if (r != r)
+		return 0;
+	if (r <= (float)lo)
+		return lo;
+	if (r >= (float)hi)
+		return hi;
+	return (s32)r;
+}
+
+/*
+ * Stores @v as element @i of @p of type @dt: rounded to nearest even for
+ * the float types; for the integer types rounded to the nearest integer,
+ * ties to even, and saturated to the type's range (NaN gives 0).
+ */
+static inline void vnpu_st(void *p, u32 dt, size_t i, float v)
+{
+	switch (dt) {
+	case DRM_VNPU_DTYPE_I8:
+		((s8 *)p)[i] = vnpu_round_sat(v, S8_MIN, S8_MAX);
+		break;
+	case DRM_VNPU_DTYPE_U8:
+		((u8 *)p)[i] = vnpu_round_sat(v, 0, U8_MAX);
+		break;
+	case DRM_VNPU_DTYPE_I32:
+		/* (float)S32_MAX is 2^31, which saturates as it should. */
+		((s32 *)p)[i] = vnpu_round_sat(v, S32_MIN, S32_MAX);
+		break;
+	default:
+		vnpu_dtype_store(p, dt, i, vnpu_f32_to_bits(v));
+		break;
+	}
+}
+
+/* Whether every tensor of @t is fp32: the pointer fast paths apply. */
+static inline bool vnpu_t_f32(const struct drm_vnpu_tensor_args *t)
+{
+	return !(t->dtype_a | t->dtype_b | t->dtype_c);
+}
+
 /* Stride of the last dimension of tensor @t of @it, 0 for a single point. */
 static inline size_t vnpu_iter_step(const struct vnpu_iter *it, int t)
 {
@@ -555,22 +621,56 @@ static void vnpu_t_norm_factors(const struct vnpu_kernel_op *op, u32 ch, double 
 }
 
 /* BATCHNORM of @n points along the last dimension from the position of @it. */
-static void vnpu_t_norm_run(const struct vnpu_kernel_op *op, const struct vnpu_iter *it,
-			    const float *x, float *z, u32 n)
+static void vnpu_t_norm_run(const struct vnpu_kernel_op *op, const struct vnpu_iter *it, u32 n)
 {
 	u32 axis = op->t.norm.axis, last = it->ndim - 1, i;
+	u32 da = op->t.dtype_a, dc = op->t.dtype_c;
 	size_t sa = vnpu_iter_step(it, 0), sc = vnpu_iter_step(it, 2);
+	size_t oa = it->off[0], oc = it->off[2];
 	double mul, add;
 
 	if (axis != last) {
 		vnpu_t_norm_factors(op, it->idx[axis], &mul, &add);
 		for (i = 0; i < n; i++)
-			z[i * sc] = (float)(x[i * sa] * mul + add);
+			vnpu_st(op->c, dc, oc + i * sc,
+				(float)(vnpu_ld(op->a, da, oa + i * sa) * mul + add));
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		vnpu_t_norm_factors(op, it->idx[last] + i, &mul, &add);
-		z[i * sc] = (float)(x[i * sa] * mul + add);
+		vnpu_st(op->c, dc, oc + i * sc,
+			(float)(vnpu_ld(op->a, da, oa + i * sa) * mul + add));
+	}
+}
+
+/*
+ * Elementwise operator @o over @n points from the position of @it with
+ * tensors of any float type: converted in runs into fp32, computed as for
+ * fp32 tensors, rounded to C's type.
+ */
+static void vnpu_t_map_typed(const struct vnpu_kernel_op *op, const struct vnpu_iter *it,
+			     u32 o, u32 n)
+{
+	const struct drm_vnpu_tensor_args *t = &op->t;
+	size_t sa = vnpu_iter_step(it, 0), sb = vnpu_iter_step(it, 1);
+	size_t sc = vnpu_iter_step(it, 2);
+	float xt[64], yt[64], zt[64];
+	u32 i, j, len;
+
+	for (i = 0; i < n; i += len) {
+		len = min_t(u32, n - i, ARRAY_SIZE(xt));
+		for (j = 0; j < len; j++)
+			xt[j] = vnpu_ld(op->a, t->dtype_a, it->off[0] + (i + j) * sa);
+		if (op->b) {
+			for (j = 0; j < len; j++)
+				yt[j] = vnpu_ld(op->b, t->dtype_b, it->off[1] + (i + j) * sb);
+			vnpu_simd_active->binary(o, xt, yt, zt, len, 1);
+		} else {
+			for (j = 0; j < len; j++)
+				zt[j] = vnpu_t_unary(o, xt[j]);
+		}
+		for (j = 0; j < len; j++)
+			vnpu_st(op->c, t->dtype_c, it->off[2] + (i + j) * sc, zt[j]);
 	}
 }
 
@@ -588,8 +688,11 @@ void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 		const float *x = a + it->off[0];
 		float *z = c + it->off[2];
 
+		/* x and z are used on the fp32 paths only. */
 		if (o == DRM_VNPU_OP_T_BATCHNORM) {
-			vnpu_t_norm_run(op, it, x, z, n);
+			vnpu_t_norm_run(op, it, n);
+		} else if (!vnpu_t_f32(&op->t)) {
+			vnpu_t_map_typed(op, it, o, n);
 		} else if (sa == 1 && sc == 1 && b && sb <= 1) {
 			vnpu_simd_active->binary(o, x, b + it->off[1], z, n, sb);
 		} else if (sa == 1 && sc == 1 && o == DRM_VNPU_OP_T_RELU) {
@@ -623,12 +726,58 @@ static bool vnpu_t_arg_better(const struct vnpu_kernel_op *op, float x, float be
 	return op->t.op == DRM_VNPU_OP_T_ARGMAX ? x > best : x < best;
 }
 
+/*
+ * @n points of the current output element of a reduction or DOT over
+ * tensors of any float type, added to (maxed with, multiplied into) @acc in
+ * fp32; for ARGMAX and ARGMIN @acc is the extremum and r->arg its index.
+ */
+static float vnpu_t_reduce_typed(const struct vnpu_kernel_op *op, struct vnpu_reduce *r,
+				 u32 n, float acc)
+{
+	const struct drm_vnpu_tensor_args *t = &op->t;
+	const struct vnpu_iter *in = &r->inner;
+	size_t oa = r->outer.off[0] + in->off[0], sa = vnpu_iter_step(in, 0);
+	size_t ob = r->outer.off[1] + in->off[1], sb = vnpu_iter_step(in, 1);
+	u32 i;
+
+	if (t->op == DRM_VNPU_OP_T_DOT) {
+		for (i = 0; i < n; i++)
+			acc += vnpu_ld(op->a, t->dtype_a, oa + i * sa) *
+			       vnpu_ld(op->b, t->dtype_b, ob + i * sb);
+	} else if (t->op == DRM_VNPU_OP_T_REDUCE_MAX) {
+		for (i = 0; i < n; i++) {
+			float v = vnpu_ld(op->a, t->dtype_a, oa + i * sa);
+
+			acc = v > acc ? v : acc;
+		}
+	} else if (t->op == DRM_VNPU_OP_T_REDUCE_PROD) {
+		for (i = 0; i < n; i++)
+			acc *= vnpu_ld(op->a, t->dtype_a, oa + i * sa);
+	} else if (t->op == DRM_VNPU_OP_T_ARGMAX || t->op == DRM_VNPU_OP_T_ARGMIN) {
+		u32 pos = (u32)(r->inner_points - r->inner_left);
+
+		for (i = 0; i < n; i++) {
+			float v = vnpu_ld(op->a, t->dtype_a, oa + i * sa);
+
+			if (!(pos + i) || vnpu_t_arg_better(op, v, acc)) {
+				acc = v;
+				r->arg = pos + i;
+			}
+		}
+	} else {
+		for (i = 0; i < n; i++)
+			acc += vnpu_ld(op->a, t->dtype_a, oa + i * sa);
+	}
+	return acc;
+}
+
 /* Reductions and DOT: at most @budget points, storing finished outputs. */
 void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u32 budget)
 {
 	const float *a = op->a, *b = op->b;
 	float *c = op->c, acc = vnpu_bits_to_f32(r->acc);
 	struct vnpu_iter *in = &r->inner;
+	bool f32 = vnpu_t_f32(&op->t);
 	u32 o = op->t.op;
 
 	while (r->outer_left && budget) {
@@ -637,7 +786,9 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 			const float *x = a + r->outer.off[0] + in->off[0];
 			size_t sa = vnpu_iter_step(in, 0);
 
-			if (o == DRM_VNPU_OP_T_DOT) {
+			if (!f32) {
+				acc = vnpu_t_reduce_typed(op, r, n, acc);
+			} else if (o == DRM_VNPU_OP_T_DOT) {
 				const float *y = b + r->outer.off[1] + in->off[1];
 				size_t sb = vnpu_iter_step(in, 1);
 
@@ -674,7 +825,7 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 		else if (o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN)
 			((u32 *)c)[r->outer.off[2]] = r->arg;
 		else
-			c[r->outer.off[2]] = acc;
+			vnpu_st(c, op->t.dtype_c, r->outer.off[2], acc);
 		vnpu_iter_advance(&r->outer, 1);
 		r->outer_left--;
 		r->inner_left = r->inner_points;
@@ -692,11 +843,13 @@ u32 vnpu_fpu_t_group_max(const struct vnpu_kernel_op *op, struct vnpu_iter *it, 
 
 	while (count) {
 		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
-		const float *x = (const float *)op->a + a0 + it->off[0];
-		size_t sa = vnpu_iter_step(it, 0);
+		size_t oa = a0 + it->off[0], sa = vnpu_iter_step(it, 0);
 
-		for (i = 0; i < n; i++)
-			m = x[i * sa] > m ? x[i * sa] : m;
+		for (i = 0; i < n; i++) {
+			float v = vnpu_ld(op->a, op->t.dtype_a, oa + i * sa);
+
+			m = v > m ? v : m;
+		}
 		vnpu_iter_advance(it, n);
 		count -= n;
 	}
@@ -711,14 +864,14 @@ u32 vnpu_fpu_t_group_exp(const struct vnpu_kernel_op *op, struct vnpu_iter *it, 
 
 	while (count) {
 		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
-		const float *x = (const float *)op->a + a0 + it->off[0];
-		float *z = (float *)op->c + c0 + it->off[2];
+		size_t oa = a0 + it->off[0], oc = c0 + it->off[2];
 		size_t sa = vnpu_iter_step(it, 0), sc = vnpu_iter_step(it, 2);
 
 		for (i = 0; i < n; i++) {
-			float e = (float)vnpu_exp((double)x[i * sa] - m);
+			float e = (float)vnpu_exp((double)vnpu_ld(op->a, op->t.dtype_a,
+								  oa + i * sa) - m);
 
-			z[i * sc] = e;
+			vnpu_st(op->c, op->t.dtype_c, oc + i * sc, e);
 			s += e;
 		}
 		vnpu_iter_advance(it, n);
@@ -735,11 +888,11 @@ void vnpu_fpu_t_group_div(const struct vnpu_kernel_op *op, struct vnpu_iter *it,
 
 	while (count) {
 		u32 n = min_t(u32, count, vnpu_iter_run(it)), i;
-		float *z = (float *)op->c + c0 + it->off[2];
-		size_t sc = vnpu_iter_step(it, 2);
+		size_t oc = c0 + it->off[2], sc = vnpu_iter_step(it, 2);
+		u32 dc = op->t.dtype_c;
 
 		for (i = 0; i < n; i++)
-			z[i * sc] = z[i * sc] / d;
+			vnpu_st(op->c, dc, oc + i * sc, vnpu_ld(op->c, dc, oc + i * sc) / d);
 		vnpu_iter_advance(it, n);
 		count -= n;
 	}
@@ -756,8 +909,6 @@ u32 vnpu_fpu_t_pool(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 	bool incl = op->t.flags & DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD;
 	s64 in_h = op->t.shape[2], in_w = op->t.shape[3];
 	s64 pad_h_end = in_h + w->pad_bottom, pad_w_end = in_w + w->pad_right;
-	const float *a = op->a;
-	float *c = op->c;
 	u32 done = 0, visited = 0, i, j;
 
 	while (done < count && visited < VNPU_FPU_CHUNK) {
@@ -777,15 +928,16 @@ u32 vnpu_fpu_t_pool(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 					padded++;
 				if (h < 0 || h >= in_h || x < 0 || x >= in_w)
 					continue;
-				v = a[it->off[0] + (u64)h * op->t.stride_a[2] +
-				      (u64)x * op->t.stride_a[3]];
+				v = vnpu_ld(op->a, op->t.dtype_a, it->off[0] +
+					    (u64)h * op->t.stride_a[2] +
+					    (u64)x * op->t.stride_a[3]);
 				acc = is_max ? (v > acc ? v : acc) : acc + v;
 				inside++;
 			}
 		}
 		if (!is_max)
 			acc = acc / (float)(incl ? padded : inside);
-		c[it->off[2]] = acc;
+		vnpu_st(op->c, op->t.dtype_c, it->off[2], acc);
 		visited += w->kernel_h * w->kernel_w;
 		vnpu_iter_advance(it, 1);
 		done++;

@@ -14,7 +14,8 @@
  * that dense work runs in long inner loops.
  *
  * vnpu_tensor_run() walks the iteration space with &struct vnpu_iter, in
- * row-major order. COPY and IM2COL move 32-bit words and need no FPU; the
+ * row-major order. COPY and IM2COL move elements (converting them to C's
+ * element type with the integer code of vnpu_dtype.h) and need no FPU; the
  * others run in vnpu_ops_fpu.c in sections of at most %VNPU_FPU_CHUNK
  * points (pools: window elements, plus one window) between
  * kernel_fpu_begin() and kernel_fpu_end(), with cond_resched() and the
@@ -28,6 +29,7 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "vnpu_dtype.h"
 #include "vnpu_ops.h"
 
 /* 32-bit words COPY and IM2COL move between two scheduling points. */
@@ -155,6 +157,32 @@ static bool vnpu_dim_ok(u32 v)
 	return v && v <= DRM_VNPU_KERNEL_MAX_DIM;
 }
 
+/*
+ * Checks the element types (uAPI 1.5) against the operator of kind @kind:
+ * T_COPY and T_IM2COL move an element to the same type or to a float C;
+ * the float operators read any type, and write an integer C only when
+ * elementwise (a single rounding of each result). B's type is 0 when B is
+ * unused.
+ */
+static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, bool uses_b)
+{
+	static const u8 no_pad[sizeof(t->pad)];
+
+	if (t->dtype_a > DRM_VNPU_DTYPE_I32 || t->dtype_b > DRM_VNPU_DTYPE_I32 ||
+	    t->dtype_c > DRM_VNPU_DTYPE_I32 || memcmp(t->pad, no_pad, sizeof(no_pad)))
+		return -EINVAL;
+	if (!uses_b && t->dtype_b)
+		return -EINVAL;
+	if (t->op == DRM_VNPU_OP_T_COPY || t->op == DRM_VNPU_OP_T_IM2COL)
+		return t->dtype_a == t->dtype_c || vnpu_dtype_is_float(t->dtype_c) ? 0 : -EINVAL;
+	if (!vnpu_dtype_is_float(t->dtype_c) && kind != VNPU_T_UNARY && kind != VNPU_T_BINARY)
+		return -EINVAL;
+	/* ARGMAX and ARGMIN write int32 (or, with INDEX_FP32, fp32) indices. */
+	if (vnpu_t_is_arg(t->op) && t->dtype_c != DRM_VNPU_DTYPE_F32)
+		return -EINVAL;
+	return 0;
+}
+
 /* Checks the window; fills the output shape; adds the window to @points. */
 static int vnpu_t_check_window(const struct drm_vnpu_tensor_args *t, u32 *cshape,
 			       u32 *cndim, u64 *points)
@@ -221,7 +249,7 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 {
 	static const struct drm_vnpu_tensor_window no_window;
 	static const struct drm_vnpu_tensor_norm no_norm;
-	u32 cshape[DRM_VNPU_TENSOR_MAX_DIMS], cndim = t->ndim, d;
+	u32 cshape[DRM_VNPU_TENSOR_MAX_DIMS], cndim = t->ndim, d, sa, sb, sc;
 	int kind = vnpu_t_kind(t->op);
 	bool over_axes, c_reduced, uses_b, in_place_ok;
 	u64 points = 1;
@@ -252,6 +280,12 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 	uses_b = kind == VNPU_T_BINARY || kind == VNPU_T_DOT;
 	in_place_ok = kind == VNPU_T_UNARY || kind == VNPU_T_BINARY ||
 		      kind == VNPU_T_SOFTMAX || kind == VNPU_T_NORM;
+	ret = vnpu_t_check_dtypes(t, kind, uses_b);
+	if (ret)
+		return ret;
+	sa = vnpu_dtype_size(t->dtype_a);
+	sb = vnpu_dtype_size(t->dtype_b);
+	sc = vnpu_dtype_size(t->dtype_c);
 
 	if (kind == VNPU_T_WINDOW) {
 		ret = vnpu_t_check_window(t, cshape, &cndim, &points);
@@ -283,25 +317,26 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 			return -EINVAL;
 	}
 
-	if ((t->a | t->c) % 4)
+	if (t->a % sa || t->c % sc)
 		return -EINVAL;
-	if (uses_b ? t->b % 4 : t->b || !vnpu_t_all_zero(t->stride_b, 0, t->ndim))
+	if (uses_b ? t->b % sb : t->b || !vnpu_t_all_zero(t->stride_b, 0, t->ndim))
 		return -EINVAL;
 
 	r->addr[0] = t->a;
-	r->size[0] = vnpu_span(t->ndim, t->shape, t->stride_a) * 4;
+	r->size[0] = vnpu_span(t->ndim, t->shape, t->stride_a) * sa;
 	r->addr[1] = t->b;
-	r->size[1] = uses_b ? vnpu_span(t->ndim, t->shape, t->stride_b) * 4 : 0;
+	r->size[1] = uses_b ? vnpu_span(t->ndim, t->shape, t->stride_b) * sb : 0;
 	r->addr[2] = t->c;
-	r->size[2] = vnpu_span(cndim, cshape, t->stride_c) * 4;
+	r->size[2] = vnpu_span(cndim, cshape, t->stride_c) * sc;
 
+	/* In place only between tensors of one type: same elements, same bytes. */
 	if (vnpu_t_overlap(t->c, r->size[2], t->a, r->size[0]) &&
-	    !(in_place_ok && vnpu_t_in_place(t->c, t->stride_c, t->a, t->stride_a, t->ndim,
-					     t->shape)))
+	    !(in_place_ok && t->dtype_a == t->dtype_c &&
+	      vnpu_t_in_place(t->c, t->stride_c, t->a, t->stride_a, t->ndim, t->shape)))
 		return -EINVAL;
 	if (uses_b && vnpu_t_overlap(t->c, r->size[2], t->b, r->size[1]) &&
-	    !(in_place_ok && vnpu_t_in_place(t->c, t->stride_c, t->b, t->stride_b, t->ndim,
-					     t->shape)))
+	    !(in_place_ok && t->dtype_b == t->dtype_c &&
+	      vnpu_t_in_place(t->c, t->stride_c, t->b, t->stride_b, t->ndim, t->shape)))
 		return -EINVAL;
 	/* BATCHNORM reads its arrays while it writes C. */
 	for (d = 3; d < VNPU_KERNEL_MAX_ARRAYS; d++)
@@ -431,11 +466,26 @@ static bool vnpu_t_count(u64 *done, u64 n, const bool *aborted)
 	return vnpu_t_continue(aborted);
 }
 
-/* COPY: 32-bit words, no FPU. */
+/* Padding of IM2COL: zero bits are 0 in every element type. */
+static const u32 vnpu_t_zero;
+
+/* Element @j of A to element @i of C, converted to C's type if it differs. */
+static void vnpu_t_move(const struct vnpu_kernel_op *op, size_t i, size_t j)
+{
+	u32 da = op->t.dtype_a, dc = op->t.dtype_c;
+
+	if (da == dc)
+		vnpu_dtype_move(op->c, i, op->a, j, da);
+	else
+		vnpu_dtype_store(op->c, dc, i, vnpu_dtype_load(op->a, da, j));
+}
+
+/* COPY: elements moved or converted as integers, no FPU. */
 static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted)
 {
 	const u32 *a = op->a;
 	u32 *c = op->c;
+	bool words = op->t.dtype_a == op->t.dtype_c && vnpu_dtype_size(op->t.dtype_a) == 4;
 	struct vnpu_iter it;
 	u64 left, done = 0;
 
@@ -444,11 +494,18 @@ static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted
 		u32 n = min_t(u64, vnpu_iter_run(&it), left), i;
 		u32 sa = it.ndim ? it.stride[0][it.ndim - 1] : 0;
 		u32 sc = it.ndim ? it.stride[2][it.ndim - 1] : 0;
-		const u32 *x = a + it.off[0];
-		u32 *z = c + it.off[2];
 
-		for (i = 0; i < n; i++)
-			z[(size_t)i * sc] = x[(size_t)i * sa];
+		if (words) {
+			const u32 *x = a + it.off[0];
+			u32 *z = c + it.off[2];
+
+			for (i = 0; i < n; i++)
+				z[(size_t)i * sc] = x[(size_t)i * sa];
+		} else {
+			for (i = 0; i < n; i++)
+				vnpu_t_move(op, it.off[2] + (size_t)i * sc,
+					    it.off[0] + (size_t)i * sa);
+		}
 		vnpu_iter_advance(&it, n);
 		left -= n;
 		if (!vnpu_t_count(&done, n, aborted))
@@ -554,12 +611,10 @@ static void vnpu_t_window_iter(struct vnpu_iter *it, const struct drm_vnpu_tenso
 		it->stride[2][d] = t->stride_c[d];
 }
 
-/* IM2COL: 32-bit words, no FPU; 0 for padding. */
+/* IM2COL: elements moved or converted as integers, no FPU; 0 for padding. */
 static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *aborted)
 {
 	const struct drm_vnpu_tensor_window *w = &op->t.window;
-	const u32 *a = op->a;
-	u32 *c = op->c;
 	struct vnpu_iter it;
 	u64 left, done = 0;
 
@@ -567,11 +622,12 @@ static void vnpu_t_run_im2col(const struct vnpu_kernel_op *op, const bool *abort
 	for (left = vnpu_iter_points(&it); left; left--) {
 		s64 h = (s64)it.idx[4] * w->stride_h - w->pad_top + (s64)it.idx[2] * w->dilation_h;
 		s64 x = (s64)it.idx[5] * w->stride_w - w->pad_left + (s64)it.idx[3] * w->dilation_w;
-		u32 v = 0;
 
 		if (h >= 0 && h < op->t.shape[2] && x >= 0 && x < op->t.shape[3])
-			v = a[it.off[0] + (u64)h * op->t.stride_a[2] + (u64)x * op->t.stride_a[3]];
-		c[it.off[2]] = v;
+			vnpu_t_move(op, it.off[2], it.off[0] + (u64)h * op->t.stride_a[2] +
+				    (u64)x * op->t.stride_a[3]);
+		else
+			vnpu_dtype_move(op->c, it.off[2], &vnpu_t_zero, 0, op->t.dtype_c);
 		vnpu_iter_advance(&it, 1);
 		if (!vnpu_t_count(&done, 1, aborted))
 			return;

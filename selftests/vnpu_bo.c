@@ -6,7 +6,8 @@
  * VRAM, mappable VRAM and host-pinned buffers, GEM close, mmap, PRIME
  * sharing within one device and across two, the exact errno of every bad
  * input (and that it changes nothing), VRAM exhaustion and fragmentation,
- * the fdinfo memory keys and allocation fault injection through debugfs.
+ * the fdinfo memory keys, backing pages allocated at a buffer's first use
+ * (not at creation) and allocation fault injection through debugfs.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -995,25 +996,83 @@ TEST_F(bo, fdinfo_memory_keys)
 	close(fd2);
 }
 
+/* --- Backing pages at first use ---------------------------------------------- */
+
+static bool all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+TEST_F(bo, backing_is_allocated_at_first_use)
+{
+	uint32_t h_vram = 0, h_map = 0, h_host = 0;
+	uint64_t size = 0, hsize = 0;
+	void *map = NULL, *hmap = NULL;
+	int fd2 = vnpu_open_nth(0);
+
+	ASSERT_GE(fd2, 0);
+	vnpu_bo_create(fd2, SZ_1M, 0, &h_vram, NULL);
+	vnpu_bo_create(fd2, SZ_1M, DRM_VNPU_BO_MAPPABLE, &h_map, NULL);
+	vnpu_bo_create(fd2, 256 * 1024, DRM_VNPU_BO_HOST, &h_host, NULL);
+	/* Charged at creation, but no host page behind them yet. */
+	EXPECT_EQ(2 * SZ_1M, fdinfo_or(_metadata, fd2, "drm-total-vram", ~0ULL));
+	EXPECT_EQ(256 * 1024, fdinfo_or(_metadata, fd2, "drm-total-host", ~0ULL));
+	EXPECT_EQ(0, fdinfo_or(_metadata, fd2, "drm-resident-vram", ~0ULL));
+	EXPECT_EQ(0, fdinfo_or(_metadata, fd2, "drm-resident-host", ~0ULL));
+
+	/* The first mmap backs the buffer, with zeroed pages. */
+	vnpu_bo_mmap(fd2, h_map, &map, &size);
+	ASSERT_EQ(SZ_1M, size);
+	EXPECT_EQ(SZ_1M, fdinfo_or(_metadata, fd2, "drm-resident-vram", ~0ULL));
+	EXPECT_EQ(0, fdinfo_or(_metadata, fd2, "drm-resident-host", ~0ULL));
+	EXPECT_TRUE(all_zero(map, size));
+	vnpu_fill(map, size, 17);
+	ASSERT_EQ(0, munmap(map, size));
+
+	/* The pages stay until the buffer is freed: a second mapping sees the data. */
+	vnpu_bo_mmap(fd2, h_map, &map, &size);
+	EXPECT_EQ(-1, vnpu_check(map, size, 17));
+	ASSERT_EQ(0, munmap(map, size));
+	EXPECT_EQ(SZ_1M, fdinfo_or(_metadata, fd2, "drm-resident-vram", ~0ULL));
+
+	vnpu_bo_mmap(fd2, h_host, &hmap, &hsize);
+	EXPECT_TRUE(all_zero(hmap, hsize));
+	EXPECT_EQ(256 * 1024, fdinfo_or(_metadata, fd2, "drm-resident-host", ~0ULL));
+	ASSERT_EQ(0, munmap(hmap, hsize));
+
+	vnpu_gem_close(fd2, h_vram);
+	vnpu_gem_close(fd2, h_map);
+	vnpu_gem_close(fd2, h_host);
+	EXPECT_EQ(0, fdinfo_or(_metadata, fd2, "drm-total-vram", 0));
+	EXPECT_EQ(0, fdinfo_or(_metadata, fd2, "drm-resident-vram", 0));
+	close(fd2);
+}
+
 /* --- Fault injection --------------------------------------------------------- */
+
+/* Records @fd's debugfs knob @name for the teardown to reset; 0 or -errno. */
+static int arm_fault_knob(FIXTURE_DATA(bo) *self, int fd, const char *name)
+{
+	int ret;
+
+	if (self->nknobs == 4)
+		return -ENOSPC;
+	ret = vnpu_debugfs_path(fd, name, self->knobs[self->nknobs], sizeof(self->knobs[0]));
+	if (!ret)
+		self->nknobs++;
+	return ret;
+}
 
 /* Records @fd's fault knobs for the teardown to reset; 0 or -errno. */
 static int arm_fault_knobs(FIXTURE_DATA(bo) *self, int fd)
 {
-	static const char * const names[] = { "fail_alloc_nth", "fail_alloc_above" };
-
-	for (int i = 0; i < 2; i++) {
-		int ret;
-
-		if (self->nknobs == 4)
-			return -ENOSPC;
-		ret = vnpu_debugfs_path(fd, names[i], self->knobs[self->nknobs],
-					sizeof(self->knobs[0]));
-		if (ret)
-			return ret;
-		self->nknobs++;
-	}
-	return 0;
+	return arm_fault_knob(self, fd, "fail_alloc_nth") ?:
+	       arm_fault_knob(self, fd, "fail_alloc_above");
 }
 
 /* SKIPs unless the debugfs fault knobs can be used; arms their reset. */
@@ -1093,6 +1152,42 @@ TEST_F(bo, fault_alloc_above)
 	vnpu_gem_close(self->fd, h1);
 	vnpu_gem_close(self->fd, h2);
 	vnpu_gem_close(self->fd, h3);
+	vnpu_assert_mem_unchanged(self->fd, &base);
+}
+
+TEST_F(bo, first_use_failure_is_enomem_and_retryable)
+{
+	struct drm_vnpu_bo_info info;
+	struct vnpu_mem_state base, one;
+	uint64_t knob = 1;
+	void *map = NULL;
+	uint32_t h = 0;
+	int fd2;
+
+	require_fault_knobs(self->fd);
+	ASSERT_EQ(0, arm_fault_knob(self, self->fd, "fail_nth"));
+	fd2 = vnpu_open_nth(0);
+	ASSERT_GE(fd2, 0);
+	vnpu_get_mem_state(self->fd, &base);
+	vnpu_bo_create(fd2, SZ_64K, DRM_VNPU_BO_HOST, &h, NULL);
+	vnpu_bo_info(fd2, h, &info);
+	vnpu_get_mem_state(self->fd, &one);
+
+	/* The next fallible step is backing the buffer, at its first mmap. */
+	ASSERT_EQ(0, vnpu_debugfs_write_u64(self->fd, "fail_nth", 1));
+	EXPECT_EQ(-ENOMEM, _vnpu_mmap(fd2, info.mmap_offset, SZ_64K, &map));
+	ASSERT_EQ(0, vnpu_debugfs_read_u64(self->fd, "fail_nth", &knob));
+	EXPECT_EQ(0, knob);
+	EXPECT_EQ(0, fdinfo_or(_metadata, fd2, "drm-resident-host", ~0ULL));
+	vnpu_assert_mem_unchanged(self->fd, &one);
+
+	/* The buffer is intact: the next first use backs it. */
+	ASSERT_EQ(0, _vnpu_mmap(fd2, info.mmap_offset, SZ_64K, &map));
+	EXPECT_TRUE(all_zero(map, SZ_64K));
+	EXPECT_EQ(SZ_64K, fdinfo_or(_metadata, fd2, "drm-resident-host", ~0ULL));
+	ASSERT_EQ(0, munmap(map, SZ_64K));
+	vnpu_gem_close(fd2, h);
+	close(fd2);
 	vnpu_assert_mem_unchanged(self->fd, &base);
 }
 

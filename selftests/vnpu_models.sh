@@ -5,14 +5,18 @@
 # tools/onnx/export-torch.py: five torchvision image networks, a
 # transformer encoder with a dynamic batch axis, a GRU and LSTM model) run
 # through vnpu-run and match torch's own outputs within rtol 1e-3, atol
-# 1e-5; each prints its memory report (static and dynamic memory, the
-# arena beside its lower bound).
+# 1e-5; resnet18 and the transformer in float16 too, against torch's fp32
+# result of the fp16-rounded model (tolerances and their reasons in
+# Documentation/onnx.rst), and quantised in ONNX's QDQ format (int8, at
+# the same tolerance as fp32); each prints its memory report (static and
+# dynamic memory, the arena beside its lower bound).
 # kselftest TAP.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 run=build/bin/vnpu-run
 m=build/onnx-torch
-models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer recurrent"
+models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer recurrent
+	resnet18_fp16 transformer_fp16 resnet18_int8 transformer_int8"
 n=0 pass=0 fail=0
 out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
 trap 'rm -rf "$out"' EXIT
@@ -22,11 +26,17 @@ echo "1..$(echo $models | wc -w)"
 for model in $models; do
 	n=$((n + 1))
 	extra=()
+	tol=(--rtol 1e-3 --atol 1e-5)
 	# The transformer's batch axis is symbolic: the loader is given its size.
-	[ "$model" = transformer ] && extra=(--batch 2)
+	case $model in transformer*) extra=(--batch 2) ;; esac
+	# fp16 storage: every operator's output is rounded to 11 bits.
+	case $model in
+	resnet18_fp16) tol=(--rtol 1e-2 --atol 1e-2) ;;
+	transformer_fp16) tol=(--rtol 1e-2 --atol 2e-3) ;;
+	esac
 	$run "$m/$model.onnx" --input "$m/$model/test_data_set_0/input_0.pb" \
 		--check-outputs "$m/$model/test_data_set_0/output_0.pb" \
-		--rtol 1e-3 --atol 1e-5 --memory-report "${extra[@]}" >"$out/log" 2>&1
+		"${tol[@]}" --memory-report "${extra[@]}" >"$out/log" 2>&1
 	rc=$?
 	sed 's/^/# /' "$out/log"
 	if [ $rc = 0 ] && grep -q "matches" "$out/log" && grep -q "^  dynamic:" "$out/log"; then

@@ -19,6 +19,11 @@
  *   DOT (and convolution through IM2COL): 1e-5 + 2e-6 * k absolute against
  *     double, k the number of products
  *   BATCHNORM: 1e-6 absolute + 1e-6 relative against double
+ *   fp16 (uAPI 1.5): conversions bit exact against the compiler's _Float16;
+ *     ADD, MAX, MAXPOOL, IM2COL exact against the fp32 result rounded once;
+ *     SIGMOID and a DOT to fp16 within half an fp16 ulp (1/2048 relative)
+ *     of double, DOT to fp32 as the fp32 DOT
+ *   integer operands (uAPI 1.5): exact (rounding to nearest even, saturation)
  */
 #include <math.h>
 
@@ -1156,6 +1161,460 @@ TEST_F(ops, long_operators_stop_at_the_timeout)
 	}
 	/* Timeouts count against the device health: leave it healthy. */
 	EXPECT_EQ(0, vnpu_sysfs_write(self->fd, "reset", "1"));
+}
+
+/* --- Element types (uAPI 1.5) ---------------------------------------------------- */
+
+/* fp32 to fp16 bits, rounded to nearest even: the compiler's conversion. */
+static uint16_t h_of(float f)
+{
+	_Float16 h = (_Float16)f;
+	uint16_t u;
+
+	memcpy(&u, &h, sizeof(u));
+	return u;
+}
+
+static float f_of(uint16_t u)
+{
+	_Float16 h;
+
+	memcpy(&h, &u, sizeof(h));
+	return (float)h;
+}
+
+static uint32_t bits_of(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+/* Carves @elems fp16 values (64-byte aligned), random values rounded to fp16. */
+static uint16_t *carve16(struct _test_data_ops *self, uint64_t elems, unsigned int seed,
+			 uint64_t *off)
+{
+	uint16_t *p;
+
+	*off = self->next;
+	self->next = (self->next + elems * 2 + 63) & ~63ULL;
+	if (self->next > BUF_SIZE)
+		return NULL;
+	p = PTR(*off);
+	for (uint64_t i = 0; i < elems; i++)
+		p[i] = h_of(frand(&seed));
+	return p;
+}
+
+/* Equal bits, or both NaN. */
+static int same_float(float got, float want)
+{
+	return bits_of(got) == bits_of(want) || (isnan(got) && isnan(want));
+}
+
+TEST_F(ops, fp16_conversions_are_exact)
+{
+	uint64_t oh, of, oh2, oi;
+	uint16_t *h = carve16(self, 65536, 1, &oh), *h2;
+	float *f = carve(self, 65536, 2, &of);
+	int32_t *iv;
+	int bad = 0;
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_COPY, .ndim = 1, .shape = { 65536 },
+		.stride_a = { 1 }, .stride_c = { 1 },
+		.dtype_a = DRM_VNPU_DTYPE_F16, .dtype_c = DRM_VNPU_DTYPE_F32,
+	};
+
+	h2 = carve16(self, 65536, 3, &oh2);
+	iv = (int32_t *)carve(self, 4096, 4, &oi);
+	ASSERT_TRUE(h && f && h2 && iv);
+	/* Every fp16 bit pattern to fp32. */
+	for (uint32_t i = 0; i < 65536; i++)
+		h[i] = (uint16_t)i;
+	t.a = ADDR(oh);
+	t.c = ADDR(of);
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 65536; i++)
+		if (!same_float(f[i], f_of((uint16_t)i)) && bad++ < 3)
+			TH_LOG("fp16 %#x: %a want %a", i, f[i], f_of((uint16_t)i));
+	EXPECT_EQ(0, bad);
+
+	/*
+	 * fp32 to fp16: random bit patterns, and the values around every
+	 * rounding boundary of the fp16 exponents (ties, subnormals, overflow).
+	 */
+	unsigned int seed = 5;
+
+	static const float edges[] = {
+		65504.0f, 65519.996f, 65520.0f, 1e9f, 0x1p-24f, 0x1p-25f, 0x1.0002p-25f,
+		0x1.8p-24f, 0x1p-14f, 0x1.ff8p-15f, -0.0f, INFINITY, -INFINITY, NAN,
+	};
+
+	for (uint32_t i = 0; i < 65536; i++) {
+		uint32_t u = (uint32_t)rand_r(&seed) << 16 ^ (uint32_t)rand_r(&seed);
+
+		if (i < 2 * 0x7800) {
+			/*
+			 * Positive fp16 value k = i / 2, or (odd i) the tie between k
+			 * and the next; +-1 fp32 ulp; either sign.
+			 */
+			float lo = f_of((uint16_t)(i >> 1)), hi = f_of((uint16_t)((i >> 1) + 1));
+			float mid = lo + (hi - lo) / 2;
+
+			u = bits_of(i & 1 ? mid : lo) + (int)(rand_r(&seed) % 3) - 1;
+			u |= (uint32_t)(rand_r(&seed) & 1) << 31;
+		} else if (i - 2 * 0x7800 < sizeof(edges) / sizeof(edges[0])) {
+			u = bits_of(edges[i - 2 * 0x7800]);
+		}
+		memcpy(&f[i], &u, sizeof(u));
+	}
+	t.dtype_a = DRM_VNPU_DTYPE_F32;
+	t.dtype_c = DRM_VNPU_DTYPE_F16;
+	t.a = ADDR(of);
+	t.c = ADDR(oh2);
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 65536; i++)
+		if (!same_float(f_of(h2[i]), f_of(h_of(f[i]))) && bad++ < 3)
+			TH_LOG("fp32 %a: fp16 %#x want %#x", f[i], h2[i], h_of(f[i]));
+	EXPECT_EQ(0, bad);
+
+	/* int32 to fp32 rounds to nearest even above 2^24; int8 and uint8 exact. */
+	for (uint32_t i = 0; i < 4096; i++)
+		iv[i] = i < 64 ? (int32_t)(0x7fffffc0u + i) : (int32_t)(rand_r(&seed) * 2654435761u);
+	t.dtype_a = DRM_VNPU_DTYPE_I32;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	t.shape[0] = 4096;
+	t.a = ADDR(oi);
+	t.c = ADDR(of);
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 4096; i++)
+		if (!same_float(f[i], (float)iv[i]) && bad++ < 3)
+			TH_LOG("int32 %d: %a want %a", iv[i], f[i], (float)iv[i]);
+	t.dtype_a = DRM_VNPU_DTYPE_I8;
+	t.dtype_c = DRM_VNPU_DTYPE_F16;
+	t.c = ADDR(oh2);
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 4096; i++)
+		if (f_of(h2[i]) != (float)((int8_t *)iv)[i] && bad++ < 3)
+			TH_LOG("int8 %d: %g", ((int8_t *)iv)[i], f_of(h2[i]));
+	t.dtype_a = DRM_VNPU_DTYPE_U8;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 4096; i++)
+		if (f_of(h2[i]) != (float)((uint8_t *)iv)[i] && bad++ < 3)
+			TH_LOG("uint8 %u: %g", ((uint8_t *)iv)[i], f_of(h2[i]));
+	/* Same type: bytes moved as they are (int8, strided: every other byte). */
+	t.dtype_a = t.dtype_c = DRM_VNPU_DTYPE_I8;
+	t.shape[0] = 2048;
+	t.stride_a[0] = 2;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 2048; i++)
+		if (((uint8_t *)h2)[i] != ((uint8_t *)iv)[2 * i] && bad++ < 3)
+			TH_LOG("int8 copy %u", i);
+	EXPECT_EQ(0, bad);
+}
+
+/* fp16 operands of the float operators, against fp32 references rounded once. */
+TEST_F(ops, fp16_operators_against_reference)
+{
+	const uint32_t M = 37, N = 45, K = 300;
+	uint64_t oa, ob, oc, of, om;
+	uint16_t *a = carve16(self, M * K, 11, &oa), *b = carve16(self, K * N, 12, &ob);
+	uint16_t *c = carve16(self, M * N, 13, &oc);
+	float *f = carve(self, M * N, 14, &of), *bm = carve(self, K, 15, &om);
+	int bad = 0;
+	struct drm_vnpu_tensor_args t;
+
+	ASSERT_TRUE(a && b && c && f && bm);
+	/* ADD: fp16 A + fp32 B broadcast over rows -> fp16 C, one rounding. */
+	t = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_ADD, .ndim = 2, .shape = { M, K },
+		.stride_a = { K, 1 }, .stride_b = { 0, 1 }, .stride_c = { K, 1 },
+		.a = ADDR(oa), .b = ADDR(om), .c = ADDR(oc),
+		.dtype_a = DRM_VNPU_DTYPE_F16, .dtype_c = DRM_VNPU_DTYPE_F16,
+	};
+	t.shape[1] = N;
+	t.stride_a[0] = K;
+	t.stride_c[0] = N;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < M; i++)
+		for (uint32_t j = 0; j < N; j++)
+			if (c[i * N + j] != h_of(f_of(a[i * K + j]) + bm[j]) && bad++ < 3)
+				TH_LOG("add [%u][%u]: %#x want %#x", i, j, c[i * N + j],
+				       h_of(f_of(a[i * K + j]) + bm[j]));
+	EXPECT_EQ(0, bad);
+
+	/* SIGMOID fp16 -> fp16 in place. */
+	memcpy(c, a, M * N * 2);
+	t = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_SIGMOID, .ndim = 1, .shape = { M * N },
+		.stride_a = { 1 }, .stride_c = { 1 }, .a = ADDR(oc), .c = ADDR(oc),
+		.dtype_a = DRM_VNPU_DTYPE_F16, .dtype_c = DRM_VNPU_DTYPE_F16,
+	};
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < M * N; i++) {
+		double want = 1 / (1 + exp(-(double)f_of(a[i])));
+
+		/* One fp16 rounding of a value within 1 fp32 ulp: half an ulp + a bit. */
+		if (!close_enough(f_of(c[i]), want, 1e-6, 1.0 / 2048) && bad++ < 3)
+			TH_LOG("sigmoid %g: %g want %g", f_of(a[i]), f_of(c[i]), want);
+	}
+	EXPECT_EQ(0, bad);
+
+	/*
+	 * DOT of fp16 A (M x K) and fp16 B (K x N): to fp32 C through the
+	 * blocked kernels, and to fp16 C through the reduction path; fp32
+	 * accumulation either way.
+	 */
+	for (int half_c = 0; half_c < 2; half_c++) {
+		t = (struct drm_vnpu_tensor_args){
+			.op = DRM_VNPU_OP_T_DOT, .ndim = 3, .axes = 4, .shape = { M, N, K },
+			.stride_a = { K, 0, 1 }, .stride_b = { 0, 1, N }, .stride_c = { N, 1, 0 },
+			.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(half_c ? oc : of),
+			.dtype_a = DRM_VNPU_DTYPE_F16, .dtype_b = DRM_VNPU_DTYPE_F16,
+			.dtype_c = half_c ? DRM_VNPU_DTYPE_F16 : DRM_VNPU_DTYPE_F32,
+		};
+		ASSERT_EQ(1, run(self, &t));
+		for (uint32_t i = 0; i < M; i++)
+			for (uint32_t j = 0; j < N; j++) {
+				double s = 0, got;
+
+				for (uint32_t p = 0; p < K; p++)
+					s += (double)f_of(a[i * K + p]) * f_of(b[p * N + j]);
+				got = half_c ? f_of(c[i * N + j]) : f[i * N + j];
+				if (!close_enough(got, s, 1e-5 + 2e-6 * K, half_c ? 1.0 / 2048 : 0) &&
+				    bad++ < 3)
+					TH_LOG("dot%s [%u][%u]: %g want %g", half_c ? " fp16" : "", i, j,
+					       got, s);
+			}
+		EXPECT_EQ(0, bad);
+	}
+
+	/* REDUCE_MAX of fp16 rows to fp16: exact. */
+	t = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_REDUCE_MAX, .ndim = 2, .axes = 2, .shape = { M, K },
+		.stride_a = { K, 1 }, .stride_c = { 1, 0 }, .a = ADDR(oa), .c = ADDR(oc),
+		.dtype_a = DRM_VNPU_DTYPE_F16, .dtype_c = DRM_VNPU_DTYPE_F16,
+	};
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < M; i++) {
+		float m = -INFINITY;
+
+		for (uint32_t p = 0; p < K; p++)
+			m = fmaxf(m, f_of(a[i * K + p]));
+		if (f_of(c[i]) != m && bad++ < 3)
+			TH_LOG("max row %u: %g want %g", i, f_of(c[i]), m);
+	}
+	EXPECT_EQ(0, bad);
+
+	/* SOFTMAX of fp16 rows to fp32: the rows sum to 1. */
+	t.op = DRM_VNPU_OP_T_SOFTMAX;
+	t.stride_c[0] = K;
+	t.stride_c[1] = 1;
+	t.c = ADDR(of);
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	t.shape[0] = 2;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < 2; i++) {
+		double sum = 0;
+
+		for (uint32_t p = 0; p < K; p++)
+			sum += f[i * K + p];
+		EXPECT_TRUE(fabs(sum - 1) < 1e-5) TH_LOG("softmax row %u sums to %g", i, sum);
+	}
+
+	/* MAXPOOL 2x2 of fp16 to fp16: exact. */
+	t = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_MAXPOOL, .ndim = 4, .shape = { 1, 3, 10, 10 },
+		.stride_a = { 300, 100, 10, 1 }, .stride_c = { 75, 25, 5, 1 },
+		.a = ADDR(oa), .c = ADDR(oc),
+		.window = { .kernel_h = 2, .kernel_w = 2, .stride_h = 2, .stride_w = 2,
+			    .dilation_h = 1, .dilation_w = 1, .out_h = 5, .out_w = 5 },
+		.dtype_a = DRM_VNPU_DTYPE_F16, .dtype_c = DRM_VNPU_DTYPE_F16,
+	};
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t ch = 0; ch < 3; ch++)
+		for (uint32_t y = 0; y < 5; y++)
+			for (uint32_t x = 0; x < 5; x++) {
+				const uint16_t *in = a + ch * 100 + 2 * y * 10 + 2 * x;
+				float m = fmaxf(fmaxf(f_of(in[0]), f_of(in[1])),
+						fmaxf(f_of(in[10]), f_of(in[11])));
+
+				if (f_of(c[ch * 25 + y * 5 + x]) != m && bad++ < 3)
+					TH_LOG("maxpool [%u][%u][%u]", ch, y, x);
+			}
+	/* IM2COL of fp16 to fp32: the elements converted, 0 for padding. */
+	t.op = DRM_VNPU_OP_T_IM2COL;
+	t.window = (struct drm_vnpu_tensor_window){
+		.kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1, .dilation_h = 1,
+		.dilation_w = 1, .pad_top = 1, .pad_left = 1, .out_h = 10, .out_w = 10 };
+	t.shape[1] = 1;
+	t.stride_c[0] = 900, t.stride_c[1] = 900, t.stride_c[2] = 300, t.stride_c[3] = 100;
+	t.stride_c[4] = 10, t.stride_c[5] = 1;
+	t.c = ADDR(of);
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t ki = 0; ki < 9; ki++)
+		for (uint32_t y = 0; y < 10; y++)
+			for (uint32_t x = 0; x < 10; x++) {
+				int h = (int)y - 1 + (int)(ki / 3), w = (int)x - 1 + (int)(ki % 3);
+				float want = h < 0 || h >= 10 || w < 0 || w >= 10 ? 0 :
+					     f_of(a[h * 10 + w]);
+
+				if (f[ki * 100 + y * 10 + x] != want && bad++ < 3)
+					TH_LOG("im2col [%u][%u][%u]", ki, y, x);
+			}
+	EXPECT_EQ(0, bad);
+}
+
+TEST_F(ops, dtype_bad_arguments)
+{
+	uint64_t oa, ob, oc;
+	struct drm_vnpu_tensor_args g, h, t;
+	struct bad_case bad[32];
+	int i, n = 0;
+
+	carve(self, 1024, 70, &oc);
+	carve(self, 1024, 71, &oa);
+	carve(self, 1024, 72, &ob);
+	memset(PTR(oc), 0, 4096);
+	g = good_add(self, oa, ob, oc);
+	h = g;
+	h.dtype_a = h.dtype_b = h.dtype_c = DRM_VNPU_DTYPE_F16;
+#define BAD(w, base, e, mutate) \
+	do { t = base; mutate; bad[n++] = (struct bad_case){ w, t, e }; } while (0)
+	BAD("dtype_a unknown", g, -EINVAL, t.dtype_a = DRM_VNPU_DTYPE_I32 + 1);
+	BAD("dtype_b unknown", g, -EINVAL, t.dtype_b = 0xff);
+	BAD("dtype_c unknown", g, -EINVAL, t.dtype_c = 0x80);
+	BAD("pad", g, -EINVAL, t.pad[4] = 1);
+	BAD("int8 C of softmax", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_SOFTMAX, t.axes = 2, t.b = 0,
+	     memset(t.stride_b, 0, sizeof(t.stride_b)), t.dtype_c = DRM_VNPU_DTYPE_I8));
+	BAD("int32 C of a reduction", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_REDUCE_SUM, t.axes = 2, t.b = 0, t.stride_c[1] = 0,
+	     memset(t.stride_b, 0, sizeof(t.stride_b)), t.dtype_c = DRM_VNPU_DTYPE_I32));
+	BAD("uint8 C of dot", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_DOT, t.axes = 2, t.stride_c[1] = 0,
+	     t.dtype_c = DRM_VNPU_DTYPE_U8));
+	BAD("dtype_b without B", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_RELU, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b)),
+	     t.dtype_b = DRM_VNPU_DTYPE_F16));
+	BAD("copy fp32 to int8", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_COPY, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b)),
+	     t.dtype_c = DRM_VNPU_DTYPE_I8));
+	BAD("copy fp16 to int32", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_COPY, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b)),
+	     t.dtype_a = DRM_VNPU_DTYPE_F16, t.dtype_c = DRM_VNPU_DTYPE_I32));
+	BAD("copy int8 to uint8", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_COPY, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b)),
+	     t.dtype_a = DRM_VNPU_DTYPE_I8, t.dtype_c = DRM_VNPU_DTYPE_U8));
+	BAD("fp16 A misaligned", h, -EINVAL, t.a += 1);
+	BAD("fp16 C misaligned", h, -EINVAL, t.c += 3);
+	BAD("fp32 C at an fp16 alignment", h, -EINVAL, (t.dtype_c = DRM_VNPU_DTYPE_F32, t.c += 2));
+	BAD("in place across types", h, -EINVAL, (t.c = t.a, t.dtype_c = DRM_VNPU_DTYPE_F32));
+	BAD("overlap of an fp16 span", h, -EINVAL, t.c = t.a + 2 * 31);
+	BAD("fp32 span past the end", g, -EACCES, t.a = self->b.addr + BUF_SIZE - 4 * 16);
+#undef BAD
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(bad[i].err, submit_bad(self, &bad[i].args, sizeof(bad[i].args), oc))
+			TH_LOG("%s", bad[i].what);
+	/* Nothing ran: the FILL before each bad command never executed. */
+	usleep(20000);
+	EXPECT_EQ(0, *(uint32_t *)PTR(oc));
+
+	/* The same span fits with 2-byte elements; in place with one type is fine. */
+	t = h;
+	t.a = self->b.addr + BUF_SIZE - 2 * 32;
+	EXPECT_EQ(1, run(self, &t));
+	t = h;
+	t.c = t.a;
+	EXPECT_EQ(1, run(self, &t));
+	/* Each with fp32 C is fine: the types, not the operators, were wrong. */
+	t = bad[4].args;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	EXPECT_EQ(1, run(self, &t));
+	t = bad[5].args;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	EXPECT_EQ(1, run(self, &t));
+	/* A 1.4 caller's 224 bytes mean fp32 tensors. */
+	EXPECT_EQ(0, submit_bad(self, &g, DRM_VNPU_TENSOR_ARGS_SIZE_V1, oc));
+	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
+	EXPECT_EQ(1, syncobj_status(self->fd, self->sync));
+}
+
+/*
+ * Integer tensors in the float operators (the quantisation of ONNX's
+ * QuantizeLinear and DequantizeLinear): integer inputs read exactly,
+ * integer outputs rounded to nearest even and saturated, NaN to 0.
+ */
+TEST_F(ops, integer_operands_round_and_saturate)
+{
+	static const float x[] = {
+		2.5f, 3.5f, -2.5f, -3.5f, 0.49999997f, 1.5f, -0.5f, 1e10f, -1e10f, NAN,
+		127.5f, 128.5f, -128.5f, 254.5f, 255.5f, -0.7f, 8388609.0f, 2147483520.0f,
+	};
+	static const int32_t want32[] = {
+		2, 4, -2, -4, 0, 2, 0, INT32_MAX, INT32_MIN, 0,
+		128, 128, -128, 254, 256, -1, 8388609, 2147483520,
+	};
+	const uint32_t n = sizeof(x) / sizeof(x[0]);
+	uint64_t ox, oone, oi, o8, ou, of, ozp;
+	float *fx = carve(self, n, 80, &ox), *one = carve(self, 1, 81, &oone);
+	int32_t *i32 = (int32_t *)carve(self, n, 82, &oi);
+	int8_t *i8 = (int8_t *)carve(self, n, 83, &o8), *zp;
+	uint8_t *u8 = (uint8_t *)carve(self, n, 84, &ou);
+	float *f = carve(self, n, 85, &of);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_DIV, .ndim = 1, .shape = { n },
+		.stride_a = { 1 }, .stride_b = { 0 }, .stride_c = { 1 },
+		.a = ADDR(ox), .b = ADDR(oone), .c = ADDR(oi), .dtype_c = DRM_VNPU_DTYPE_I32,
+	};
+
+	zp = (int8_t *)carve(self, 1, 86, &ozp);
+	ASSERT_TRUE(fx && one && i32 && i8 && u8 && f && zp);
+	memcpy(fx, x, sizeof(x));
+	*one = 1.0f;
+	/* fp32 / 1 to int32: ties to even, saturation, NaN to 0. */
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		EXPECT_EQ(want32[i], i32[i]) TH_LOG("%a to int32", x[i]);
+	}
+	/* int32 + int8 zero point to int8 and uint8: saturated. */
+	*zp = -3;
+	t.op = DRM_VNPU_OP_T_ADD;
+	t.a = ADDR(oi);
+	t.b = ADDR(ozp);
+	t.c = ADDR(o8);
+	t.dtype_a = DRM_VNPU_DTYPE_I32;
+	t.dtype_b = DRM_VNPU_DTYPE_I8;
+	t.dtype_c = DRM_VNPU_DTYPE_I8;
+	ASSERT_EQ(1, run(self, &t));
+	t.c = ADDR(ou);
+	t.dtype_c = DRM_VNPU_DTYPE_U8;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t v = (int64_t)want32[i] - 3;
+
+		EXPECT_EQ(v < -128 ? -128 : v > 127 ? 127 : v, i8[i]) TH_LOG("%d - 3 to int8", want32[i]);
+		EXPECT_EQ(v < 0 ? 0 : v > 255 ? 255 : v, u8[i]) TH_LOG("%d - 3 to uint8", want32[i]);
+	}
+	/* (int8 - zero point) * scale to fp32: exact, one rounding of the product. */
+	t.op = DRM_VNPU_OP_T_SUB;
+	t.a = ADDR(o8);
+	t.c = ADDR(of);
+	t.dtype_a = DRM_VNPU_DTYPE_I8;
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	ASSERT_EQ(1, run(self, &t));
+	*one = 0.1f;
+	t.op = DRM_VNPU_OP_T_MUL;
+	t.a = ADDR(of);
+	t.b = ADDR(oone);
+	t.dtype_a = DRM_VNPU_DTYPE_F32;
+	t.dtype_b = DRM_VNPU_DTYPE_F32;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		EXPECT_EQ((float)(i8[i] + 3) * 0.1f, f[i]) TH_LOG("int8 %d", i8[i]);
+	}
 }
 
 TEST_HARNESS_MAIN

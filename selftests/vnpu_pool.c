@@ -4,11 +4,14 @@
  *
  * Description: libvnpurt caching pool and data cache against the real
  * driver: copies on block addresses, reuse, stream-ordered reuse across two
- * streams proven with DELAY work and event state (never timings), OOM
- * retry on a small device, bad input, the JSON snapshot, data cache hits,
- * eviction behind queued readers, teardown with everything live, a pool
- * destroyed while other threads allocate from it, and pools destroyed and
- * recreated under allocating threads.
+ * streams proven with DELAY work and event state (never timings), a fenced
+ * block reused at once by its own stream, vnpu_free_async() on blocks of
+ * any pool and on addresses no pool holds, OOM retry on a small device,
+ * bad input, the JSON snapshot, data cache hits, eviction behind queued
+ * readers, teardown with everything live, a pool destroyed while other
+ * threads allocate from it, pools destroyed and recreated under
+ * allocating threads, and streams destroyed and recreated under threads
+ * allocating on them.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -181,6 +184,87 @@ TEST_F(pool, block_freed_on_a_is_not_reused_by_b_before_a_is_done)
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->b, size, &w));
 	EXPECT_TRUE(w == x || w == y);
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(ev));
+}
+
+/*
+ * A small block freed on A behind pending work is kept whole for A: A's
+ * next allocation of that size gets it at once while the work is still
+ * pending (the event recorded after the free is not ready), B gets other
+ * memory, and A's later fill lands after its earlier one.
+ */
+TEST_F(pool, same_stream_reuses_a_fenced_block_at_once)
+{
+	const size_t size = 64 * 1024, words = size / 4;
+	struct vnpu_pool_stats st;
+	struct vnpu_event ev;
+	uint64_t x = 0, y = 0, z = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_create(self->ctx, 0, &ev));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->a, size, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_delay(self->a, 1500 * MS));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->a, x, 0xaaaaaaaa, words));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_event_record(ev, self->a));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->b, size, &y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->a, size, &z));
+	if (vnpu_event_query(ev) != VNPU_NOT_READY)
+		SKIP(return, "A's DELAY finished before the allocations; nothing proven");
+	EXPECT_NE(x, y);
+	EXPECT_EQ(x, z);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->b, y, 0xbbbbbbbb, words));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memset_d32_async(self->a, z, 0xcccccccc, words));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->a, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->b, VNPU_TIMEOUT_INFINITE));
+	EXPECT_TRUE(all_words(self->ctx, z, words, 0xcccccccc));
+	EXPECT_TRUE(all_words(self->ctx, y, words, 0xbbbbbbbb));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &st));
+	EXPECT_EQ(1, st.num_segment_allocs);
+	EXPECT_EQ(3, st.num_allocs);
+	EXPECT_EQ(2, st.cache_hits);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, z));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->b, y));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_event_destroy(ev));
+}
+
+/*
+ * vnpu_free_async() finds the pool of any block of the stream's context,
+ * not only the default pool's, and refuses addresses no pool holds now:
+ * a plain vnpu_malloc() buffer, a block of a destroyed pool, an address
+ * of a segment given back by trim.
+ */
+TEST_F(pool, free_async_finds_the_pool_of_any_block)
+{
+	struct vnpu_pool p;
+	struct vnpu_pool_stats st, def_before, def_after;
+	uint64_t x = 0, y = 0, plain = 0, gone = 0;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_create(self->ctx, 0, &p));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &def_before));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_malloc(p, 4096, self->a, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_malloc(p, 3 * MIB, self->a, &y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->b, x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, y));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(p, &st));
+	EXPECT_EQ(2, st.num_frees);
+	EXPECT_EQ(0, st.allocated);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &def_after));
+	EXPECT_EQ(def_before.num_frees, def_after.num_frees);
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc(self->ctx, 64 * 1024, 0, &plain));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(self->a, plain));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_free(self->ctx, plain));
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_malloc(p, 4096, self->a, &gone));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(p));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(self->a, gone));
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(self->a, 4096, &x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_free_async(self->a, x));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->a, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_trim(self->pool, 0));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &st));
+	ASSERT_EQ(0, st.reserved);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_free_async(self->a, x));
 }
 
 /* A synchronous free of a block allocated on A fences on A, too. */
@@ -483,6 +567,98 @@ TEST_F(pool, pools_destroyed_and_recreated_under_allocating_threads)
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_pool_destroy(pools[ROUNDS]));
 	/* Every segment of every pool went back to the driver. */
 	EXPECT_EQ(before, vram_used_settled(before));
+}
+
+struct stream_user {
+	struct churn_user u;		/* churn: current and previous are stream handles */
+	struct vnpu_pool pool;		/* the default pool, for blocks whose stream went */
+};
+
+/* vnpu_malloc_async() and vnpu_free_async() on the newest and the previous stream (bounded). */
+static void *stream_user_run(void *arg)
+{
+	struct stream_user *su = arg;
+	struct churn_user *u = &su->u;
+	uint64_t d;
+
+	for (int i = 0; i < 1000000 && !atomic_load(&u->churn->stop); i++) {
+		_Atomic uint64_t *which = i & 1 ? &u->churn->previous : &u->churn->current;
+		struct vnpu_stream st = { atomic_load(which) };
+		int s = vnpu_malloc_async(st, 512 + (uint64_t)(i % 32) * 2048, &d);
+
+		churn_count(u, s);
+		if (s == VNPU_SUCCESS) {
+			s = vnpu_free_async(st, d);
+			churn_count(u, s);
+			/* Its stream went meanwhile: the block is freed by pool. */
+			if (s == VNPU_ERROR_INVALID_HANDLE)
+				churn_count(u, vnpu_pool_free(su->pool, d, (struct vnpu_stream){ 0 }));
+		}
+		atomic_fetch_add(&u->churn->calls, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Streams destroyed and created while other threads allocate on them
+ * with vnpu_malloc_async()/vnpu_free_async(). The stream lookup takes its
+ * reference without the handle table's lock, and stream objects are
+ * reused, so a stale handle meets a stream released or reused under
+ * another handle. Every call succeeds or is refused with
+ * VNPU_ERROR_INVALID_HANDLE, and no block stays allocated.
+ */
+TEST_F(pool, streams_destroyed_and_recreated_under_async_allocators)
+{
+	enum { THREADS = 3, ROUNDS = 20 };
+	struct stream_user u[THREADS] = { 0 };
+	struct vnpu_stream streams[ROUNDS + 1];
+	struct pool_churn churn = { 0 };
+	struct vnpu_pool_stats st;
+	pthread_t t[THREADS];
+	int ok = 0, stale = 0, rounds = 0;
+	uint64_t d;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0,
+						   &streams[0]));
+	atomic_store(&churn.current, streams[0].handle);
+	atomic_store(&churn.previous, streams[0].handle);
+	for (int i = 0; i < THREADS; i++) {
+		u[i].u.churn = &churn;
+		u[i].pool = self->pool;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, stream_user_run, &u[i]));
+	}
+	/* No ASSERT until the threads are joined: they use this frame. */
+	for (int r = 1; r <= ROUNDS; r++) {
+		rounds = r;
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0,
+							   &streams[r]));
+		if (_metadata->exit_code)
+			break;
+		atomic_store(&churn.previous, streams[r - 1].handle);
+		atomic_store(&churn.current, streams[r].handle);
+		wait_for_calls(&churn, 100);
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(streams[r - 1], 0));
+		/* And on the stale handle a little. */
+		wait_for_calls(&churn, 100);
+	}
+	atomic_store(&churn.stop, 1);
+	for (int i = 0; i < THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(t[i], NULL));
+		EXPECT_EQ(0, u[i].u.bad);
+		ok += u[i].u.ok;
+		stale += u[i].u.stale;
+	}
+	TH_LOG("%d calls succeeded, %d were refused as stale", ok, stale);
+	EXPECT_GT(ok, 0);
+	EXPECT_GT(stale, 0);
+	ASSERT_EQ(ROUNDS, rounds);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_pool_get_stats(self->pool, &st));
+	EXPECT_EQ(0, st.allocated);
+	for (int r = 0; r < ROUNDS; r++)
+		EXPECT_EQ(VNPU_ERROR_INVALID_HANDLE, vnpu_malloc_async(streams[r], 64, &d));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_malloc_async(streams[ROUNDS], 4096, &d));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_free_async(streams[ROUNDS], d));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(streams[ROUNDS], 0));
 }
 
 /* On a 64 MiB device: cached segments are given back when the driver is full. */

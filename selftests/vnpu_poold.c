@@ -7,7 +7,9 @@
  * lose their lease within a second, a restart keeps live tenants' leases,
  * only the owner or root may see or release a lease, every malformed
  * request is refused and changes nothing, 50 concurrent clients never share
- * an exclusive device nor exceed a device's memory, a device failing
+ * an exclusive device nor exceed a device's memory, 50 concurrent leases and
+ * releases are in the state file before their reply (and survive a
+ * SIGKILL of the daemon), a device failing
  * mid-lease is reset (or held out) before the next lease, and the runtime
  * sees only leased devices. Runs as root in the test VM from the repository
  * root; the daemon is build/bin/vnpu-poold (VNPU_BIN to change).
@@ -975,6 +977,134 @@ TEST_F_TIMEOUT(poold, fifty_clients_never_share_an_exclusive_device, 300)
 	EXPECT_EQ(0, cl_multi("LIST", out, sizeof(out))) TH_LOG("%s", out);
 	ASSERT_EQ(self->e.ndev, cl_multi("STATUS", out, sizeof(out)));
 	EXPECT_EQ(NULL, strstr(out, "leases=1"));
+	munmap(v, sizeof(*v));
+}
+
+/*
+ * 50 clients lease at once: the daemon commits the state file once for
+ * every request of a wakeup (group commit), and still no reply goes out
+ * before the file holds its change.
+ */
+struct durable_view {
+	atomic_int ready, phase, failed, missing, stale;
+	unsigned long long id[50];
+	int dev[50];
+	char first_failure[256];
+};
+
+/* Whether the state file holds @key (it is replaced by a rename: one read sees one version). */
+static int state_has(const char *key)
+{
+	static char buf[65536];
+	int fd = open(STATE, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, key) != NULL;
+}
+
+static void durable_fail(struct durable_view *v, const char *what, const char *reply)
+{
+	if (atomic_fetch_add(&v->failed, 1) == 0)
+		snprintf(v->first_failure, sizeof(v->first_failure), "%s -> %s", what,
+			 reply[0] ? reply : "(no reply)");
+}
+
+/* Client @i: leases, checks the state file, then (phase 1) releases and checks again. */
+static void durable_client(struct durable_view *v, int i)
+{
+	char reply[512] = "", key[96], req[64];
+	int fd = cl_open(), devs[MAXD];
+	unsigned long long id = 0;
+	long long start;
+
+	if (fd >= 0)
+		id = cl_lease(fd, "count=1 mode=shared mem=1M placement=least-loaded", reply,
+			      sizeof(reply));
+	if (!id || reply_devices(reply, devs) != 1) {
+		durable_fail(v, "LEASE", reply);
+		atomic_fetch_add(&v->ready, 1);
+		_exit(1);
+	}
+	v->id[i] = id;
+	v->dev[i] = devs[0];
+	snprintf(key, sizeof(key), "lease id=%llu uid=0 pid=%d ", id, (int)getpid());
+	if (!state_has(key))
+		atomic_fetch_add(&v->missing, 1);
+	atomic_fetch_add(&v->ready, 1);
+	/* The test kills and restarts the daemon meanwhile; it bounds this wait. */
+	for (start = ms_now(); !atomic_load(&v->phase) && ms_now() - start < 240000;)
+		usleep(10000);
+	close(fd);
+	fd = cl_open();
+	snprintf(req, sizeof(req), "RELEASE id=%llu", id);
+	reply[0] = '\0';
+	if (fd < 0 || cl_req(fd, req, reply, sizeof(reply)) < 0 || strncmp(reply, "OK ", 3))
+		durable_fail(v, req, reply);
+	else if (state_has(key))
+		atomic_fetch_add(&v->stale, 1);
+	if (fd >= 0)
+		close(fd);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(poold, concurrent_leases_are_committed_before_their_reply, 300)
+{
+	struct durable_view *v = mmap(NULL, sizeof(*v), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int clients = 50, kept = 0, quota_ok = 0, restarted;
+	static char out[16384];
+	pid_t pids[50];
+	long long start;
+
+	ASSERT_NE(MAP_FAILED, v);
+	memset(v, 0, sizeof(*v));
+	for (int c = 0; c < clients; c++) {
+		pids[c] = vnpu_fork();
+		ASSERT_LE(0, pids[c]);
+		if (pids[c] == 0)
+			durable_client(v, c);
+	}
+	for (start = ms_now(); atomic_load(&v->ready) < clients && ms_now() - start < 120000;)
+		usleep(10000);
+	EXPECT_EQ(clients, atomic_load(&v->ready));
+	EXPECT_EQ(0, atomic_load(&v->failed)) TH_LOG("first: %s", v->first_failure);
+	/* Every client found its lease in the state file when its OK came. */
+	EXPECT_EQ(0, atomic_load(&v->missing));
+	/* SIGKILL: no state written at exit, only what each wakeup committed. */
+	kill(self->e.daemon, SIGKILL);
+	waitpid(self->e.daemon, NULL, 0);
+	self->e.daemon = 0;
+	restarted = start_daemon(&self->e, base_config) == 0;
+	EXPECT_TRUE(restarted);
+	if (restarted && cl_multi("LIST", out, sizeof(out)) >= 0) {
+		for (int c = 0; c < clients; c++) {
+			char key[48];
+
+			snprintf(key, sizeof(key), "lease id=%llu ", v->id[c]);
+			kept += v->id[c] && strstr(out, key);
+			quota_ok += v->id[c] && hard_limit(&self->e, v->dev[c], pids[c]) == MIB;
+		}
+	}
+	EXPECT_EQ(clients, kept) TH_LOG("%s", out);
+	EXPECT_EQ(clients, quota_ok);
+	/* Now 50 releases at once: no OK before the file lost the lease. */
+	atomic_store(&v->phase, 1);
+	for (int c = 0; c < clients; c++) {
+		int status;
+
+		waitpid(pids[c], &status, 0);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	EXPECT_EQ(0, atomic_load(&v->failed)) TH_LOG("first: %s", v->first_failure);
+	EXPECT_EQ(0, atomic_load(&v->stale));
+	EXPECT_EQ(0, cl_multi("LIST", out, sizeof(out))) TH_LOG("%s", out);
 	munmap(v, sizeof(*v));
 }
 

@@ -740,6 +740,44 @@ TEST_F(st, tensor_bad_input_is_refused)
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
 }
 
+/* vnpu_launch_tensor_typed(): fp16 and int8 tensors, and bad types. */
+TEST_F(st, typed_tensor_launch)
+{
+	float buf[64] = { 0 };
+	uint64_t d = upload(self->ctx, buf, sizeof(buf));
+	/* C (int8) = A (fp16, 1.5 and -2.5) + B (fp32, 0.5): rounded to even. */
+	uint16_t a[2] = { 0x3e00, 0xc100 };
+	float b = 0.5f;
+	int8_t c[2] = { 0 };
+	struct vnpu_tensor ok = { .op = VNPU_OP_T_ADD, .ndim = 1, .shape = { 2 },
+				  .a = d, .b = d + 64, .c = d + 128, .stride_a = { 1 },
+				  .stride_b = { 0 }, .stride_c = { 1 } };
+	struct vnpu_tensor_types ty = { VNPU_ELEM_F16, VNPU_ELEM_F32, VNPU_ELEM_I8 }, bad;
+	struct vnpu_tensor t;
+
+	ASSERT_NE(0, d);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, d, a, sizeof(a)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, d + 64, &b, sizeof(b)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_tensor_typed(self->s, &ok, &ty));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, c, d + 128, sizeof(c)));
+	EXPECT_EQ(2, c[0]);
+	EXPECT_EQ(-2, c[1]);
+	/* NULL types: fp32, as vnpu_launch_tensor(). */
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_launch_tensor_typed(self->s, &ok, NULL));
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_typed(self->s, NULL, &ty));
+	bad = ty; bad.c = 5;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_typed(self->s, &ok, &bad));
+	t = ok; t.a = d + 1;	/* fp16 A misaligned */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_typed(self->s, &t, &ty));
+	/* Refused by the driver at submit: an integer C of a reduction. */
+	t = ok; t.op = VNPU_OP_T_REDUCE_SUM; t.b = 0; t.stride_b[0] = 0; t.axes = 1;
+	t.stride_c[0] = 0;
+	bad = ty; bad.b = VNPU_ELEM_F32;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_typed(self->s, &t, &bad));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+}
+
 TEST(device_reset_fails_queued_work_and_recovers)
 {
 	struct vnpu_stream_error err;

@@ -124,6 +124,30 @@ TEST_F(submit, fill_copy_readback)
 	EXPECT_EQ(0, memcmp((uint8_t *)self->host.map + 60000, h, 1000));
 }
 
+TEST_F(submit, unused_buffer_is_backed_and_zero_at_first_job)
+{
+	struct buf fresh = {};
+	struct drm_vnpu_cmd cmd;
+	uint64_t before = ~0ULL, after = 0;
+
+	/* Not mappable: only the job below can give it its pages. */
+	ASSERT_EQ(0, buf_create(self->fd, 64 << 10, 0, &fresh));
+	ASSERT_EQ(0, vnpu_fdinfo_bytes(self->fd, "drm-resident-vram", &before));
+	memset(self->host.map, 0xa5, 64 << 10);
+	cmd = cmd_copy(self->host.addr, fresh.addr, 64 << 10);
+	ASSERT_EQ(0, submit_cmds(self->fd, self->queue, &cmd, 1, NULL, 0, self->sync));
+	ASSERT_EQ(0, syncobj_wait(self->fd, self->sync, 5000));
+	EXPECT_EQ(1, syncobj_status(self->fd, self->sync));
+	for (size_t i = 0; i < (64 << 10); i++) {
+		ASSERT_EQ(0, ((uint8_t *)self->host.map)[i]) {
+			TH_LOG("byte %zu of a new buffer is not zero", i);
+		}
+	}
+	ASSERT_EQ(0, vnpu_fdinfo_bytes(self->fd, "drm-resident-vram", &after));
+	EXPECT_EQ(before + (64 << 10), after);
+	buf_destroy(self->fd, &fresh);
+}
+
 TEST_F(submit, copy_engine_queue_copies)
 {
 	struct drm_vnpu_cmd cmd = cmd_copy(self->vram.addr, self->host.addr, 64 << 10);

@@ -28,6 +28,8 @@ static void ctx_release(struct vnpu_obj *obj)
 	vnpu_ctx_free_allocs(ctx);
 	free(ctx->streams);
 	free(ctx->peers);
+	/* Its pools are gone: each held a reference. */
+	vnpu_addr_map_fini(&ctx->pool_map);
 	/* The driver keeps what queued work still uses until that work is done. */
 	close(ctx->fd);
 	pthread_mutex_destroy(&ctx->lock);

@@ -5,17 +5,19 @@
  * Handle table. A handle is (type << 56) | (generation << 32) | (slot + 1):
  * destroying an object bumps its slot's generation, so a stale handle, or
  * a handle of another type, is detected instead of reaching freed memory.
- * Slots are read under table_lock, except by the lock-free first try of
- * vnpu_obj_lookup_locked() (the pool allocation fast path).
+ * Slots are read under table_lock, except by the lock-free first tries of
+ * vnpu_obj_lookup_locked() (the pool allocation fast path) and
+ * vnpu_obj_lookup_stable() (streams).
  */
 #include <stdlib.h>
 
 #include "runtime.h"
 
 /*
- * A slot is read without table_lock by the pool fast path
- * (vnpu_obj_lookup_locked()), so @obj and @handle are atomic: writers hold
- * table_lock and store with release, lock-free readers load with acquire.
+ * A slot is read without table_lock by the lock-free lookups
+ * (vnpu_obj_lookup_locked(), vnpu_obj_lookup_stable()), so @obj and
+ * @handle are atomic: writers hold table_lock and store with release,
+ * lock-free readers load with acquire.
  */
 struct slot {
 	_Atomic(struct vnpu_obj *) obj;
@@ -123,7 +125,8 @@ int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type)
 	index = first_free - 1;
 	s = slot_at(index);
 	first_free = s->next_free;
-	atomic_init(&obj->refs, 1);
+	/* A store, not an init: a stale vnpu_obj_lookup_stable() may read it. */
+	atomic_store_explicit(&obj->refs, 1, memory_order_relaxed);
 	obj->type = type;
 	obj->handle = make_handle(type, s->generation, index);
 	/* @obj first: a reader that sees the handle sees the object. */
@@ -256,6 +259,59 @@ int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offse
 	}
 	/* Not live, or changing: decide under table_lock. */
 	return lookup_locked_slow(handle, type, lock_offset, obj, ref);
+}
+
+/*
+ * vnpu_obj_lookup_stable() without table_lock: @handle's object with a
+ * reference, or NULL (no reference) if the slot does not name it or it is
+ * going. The memory of an object of @type is never freed, so its @refs
+ * may be read even if the object was destroyed, or reused, meanwhile: a
+ * reference is taken only while @refs is not zero (a released object
+ * stays at zero until it is reused), and the slot is checked again after,
+ * so the object referenced is the one @handle names.
+ */
+static struct vnpu_obj *get_lock_free(uint64_t handle, unsigned int type)
+{
+	uint32_t index = HANDLE_SLOT(handle);
+	struct vnpu_obj *obj;
+	struct slot *s;
+	unsigned int refs;
+
+	if (!index || HANDLE_TYPE(handle) != type)
+		return NULL;
+	s = slot_at(index - 1);
+	if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
+		return NULL;
+	obj = atomic_load_explicit(&s->obj, memory_order_acquire);
+	if (!obj)
+		return NULL;
+	refs = atomic_load_explicit(&obj->refs, memory_order_relaxed);
+	do {
+		if (!refs)
+			return NULL;
+	} while (!atomic_compare_exchange_weak_explicit(&obj->refs, &refs, refs + 1,
+							memory_order_acquire,
+							memory_order_relaxed));
+	if (atomic_load_explicit(&s->handle, memory_order_acquire) == handle &&
+	    atomic_load_explicit(&s->obj, memory_order_acquire) == obj)
+		return obj;
+	/* It took the slot after @handle's object went: not ours to keep. */
+	vnpu_obj_put(obj);
+	return NULL;
+}
+
+int vnpu_obj_lookup_stable(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
+{
+	int status = vnpu_rt_enter();
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	*obj = get_lock_free(handle, type);
+	if (__builtin_expect(*obj != NULL, 1))
+		return VNPU_SUCCESS;
+	/* Not live, or changing: decide under table_lock. */
+	*obj = vnpu_handle_get(handle, type);
+	return *obj ? VNPU_SUCCESS : VNPU_ERROR_INVALID_HANDLE;
 }
 
 /* @caller: return address of the destroying API call, NULL if the runtime's own. */

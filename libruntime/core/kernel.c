@@ -134,9 +134,27 @@ static uint64_t span(uint32_t ndim, const uint32_t *shape, const uint32_t *strid
 	return elems;
 }
 
-static int tensor_array_ok(struct vnpu_ctx *ctx, uint64_t addr, uint64_t elems)
+/* Bytes of an element of type @type (enum vnpu_elem_type), 0 if unknown. */
+static unsigned int elem_size(uint8_t type)
 {
-	return addr % 4 == 0 && vnpu_ctx_owns_range(ctx, addr, elems * 4);
+	switch (type) {
+	case VNPU_ELEM_F32:
+	case VNPU_ELEM_I32:
+		return 4;
+	case VNPU_ELEM_F16:
+		return 2;
+	case VNPU_ELEM_I8:
+	case VNPU_ELEM_U8:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int tensor_array_ok(struct vnpu_ctx *ctx, uint64_t addr, uint64_t elems,
+			   unsigned int size)
+{
+	return addr % size == 0 && vnpu_ctx_owns_range(ctx, addr, elems * size);
 }
 
 /*
@@ -145,8 +163,10 @@ static int tensor_array_ok(struct vnpu_ctx *ctx, uint64_t addr, uint64_t elems)
  * the driver's arguments. The driver checks every other rule.
  */
 static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
-		       struct drm_vnpu_tensor_args *args)
+		       const struct vnpu_tensor_types *types, struct drm_vnpu_tensor_args *args)
 {
+	static const struct vnpu_tensor_types f32;
+	unsigned int sa, sb, sc;
 	int window = t->op == VNPU_OP_T_IM2COL || t->op == VNPU_OP_T_MAXPOOL ||
 		     t->op == VNPU_OP_T_AVGPOOL;
 	int has_b = (t->op >= VNPU_OP_T_ADD && t->op <= VNPU_OP_T_MIN) ||
@@ -156,8 +176,13 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 	uint32_t out[VNPU_TENSOR_MAX_DIMS];
 	uint32_t out_ndim = t->ndim;
 
+	if (!types)
+		types = &f32;
+	sa = elem_size(types->a);
+	sb = elem_size(types->b);
+	sc = elem_size(types->c);
 	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_REDUCE_PROD || !t->ndim ||
-	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4))
+	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4) || !sa || !sb || !sc)
 		return VNPU_ERROR_INVALID_VALUE;
 	for (uint32_t d = 0; d < t->ndim; d++) {
 		if (!t->shape[d] || t->shape[d] > DRM_VNPU_KERNEL_MAX_DIM)
@@ -180,10 +205,11 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 			out[3] = w->out_w;
 		}
 	}
-	if (!tensor_array_ok(ctx, t->a, span(t->ndim, t->shape, t->stride_a)) ||
-	    !tensor_array_ok(ctx, t->c, span(out_ndim, out, t->stride_c)))
+	if (!tensor_array_ok(ctx, t->a, span(t->ndim, t->shape, t->stride_a), sa) ||
+	    !tensor_array_ok(ctx, t->c, span(out_ndim, out, t->stride_c), sc))
 		return VNPU_ERROR_INVALID_VALUE;
-	if (has_b ? !tensor_array_ok(ctx, t->b, span(t->ndim, t->shape, t->stride_b)) : !!t->b)
+	if (has_b ? !tensor_array_ok(ctx, t->b, span(t->ndim, t->shape, t->stride_b), sb) :
+		    !!t->b)
 		return VNPU_ERROR_INVALID_VALUE;
 	if (t->op == VNPU_OP_T_BATCHNORM) {
 		uint32_t channels;
@@ -191,10 +217,10 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 		if (t->norm.axis >= t->ndim)
 			return VNPU_ERROR_INVALID_VALUE;
 		channels = t->shape[t->norm.axis];
-		if (!tensor_array_ok(ctx, t->norm.scale, channels) ||
-		    !tensor_array_ok(ctx, t->norm.bias, channels) ||
-		    !tensor_array_ok(ctx, t->norm.mean, channels) ||
-		    !tensor_array_ok(ctx, t->norm.var, channels))
+		if (!tensor_array_ok(ctx, t->norm.scale, channels, 4) ||
+		    !tensor_array_ok(ctx, t->norm.bias, channels, 4) ||
+		    !tensor_array_ok(ctx, t->norm.mean, channels, 4) ||
+		    !tensor_array_ok(ctx, t->norm.var, channels, 4))
 			return VNPU_ERROR_INVALID_VALUE;
 	}
 
@@ -224,6 +250,9 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 		.mean = t->norm.mean, .var = t->norm.var,
 		.epsilon = eps.u, .axis = t->norm.axis,
 	};
+	args->dtype_a = types->a;
+	args->dtype_b = types->b;
+	args->dtype_c = types->c;
 	return VNPU_SUCCESS;
 }
 
@@ -234,7 +263,8 @@ _Static_assert(sizeof(struct drm_vnpu_tensor_args) <= KERNEL_SLOT, "slot");
 
 /* Submits a KERNEL command for @k (the 2-D layout) or else @t (N-d). */
 static int launch_args(struct vnpu_stream handle, const struct vnpu_kernel *k,
-		       const struct vnpu_tensor *t, const char *what)
+		       const struct vnpu_tensor *t, const struct vnpu_tensor_types *types,
+		       const char *what)
 {
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_KERNEL };
 	union {
@@ -253,8 +283,9 @@ static int launch_args(struct vnpu_stream handle, const struct vnpu_kernel *k,
 		status = kernel_args(s->ctx, k, &args.kernel);
 		cmd.size = sizeof(args.kernel);
 	} else {
-		status = tensor_args(s->ctx, t, &args.tensor);
-		cmd.size = sizeof(args.tensor);
+		status = tensor_args(s->ctx, t, types, &args.tensor);
+		/* fp32 only: the size of 1.4, which every driver of 1.4 takes. */
+		cmd.size = types ? sizeof(args.tensor) : DRM_VNPU_TENSOR_ARGS_SIZE_V1;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (status == VNPU_SUCCESS && !s->kernel_args)
@@ -282,7 +313,7 @@ int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
 
 	if (!k)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	return launch_args(handle, k, NULL, "vnpu_launch_kernel");
+	return launch_args(handle, k, NULL, NULL, "vnpu_launch_kernel");
 }
 
 int vnpu_launch_tensor(struct vnpu_stream handle, const struct vnpu_tensor *t)
@@ -291,5 +322,15 @@ int vnpu_launch_tensor(struct vnpu_stream handle, const struct vnpu_tensor *t)
 
 	if (!t)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	return launch_args(handle, NULL, t, "vnpu_launch_tensor");
+	return launch_args(handle, NULL, t, NULL, "vnpu_launch_tensor");
+}
+
+int vnpu_launch_tensor_typed(struct vnpu_stream handle, const struct vnpu_tensor *t,
+			     const struct vnpu_tensor_types *types)
+{
+	VNPU_TRACE_API();
+
+	if (!t)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	return launch_args(handle, NULL, t, types, "vnpu_launch_tensor_typed");
 }

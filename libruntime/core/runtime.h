@@ -22,6 +22,7 @@
 
 #include <drm/vnpu_accel.h>
 
+#include "addr_map.h"
 #include "lock.h"
 #include "vnpu.h"
 
@@ -85,6 +86,13 @@ struct vnpu_ctx {
 	struct vnpu_pool_obj *default_pool;
 	struct vnpu_pool_obj *pools;
 	struct vnpu_data_cache_obj *caches;
+	/*
+	 * Read without lock by vnpu_malloc_async(): the default pool's handle,
+	 * 0 if none; stored under lock by mm/ (pool.c).
+	 */
+	_Atomic uint64_t default_pool_handle;
+	/* The handle of the pool owning each pool segment's addresses (mm/pool.c). */
+	struct vnpu_addr_map pool_map;
 	/* Under lock: contexts this one may access (vnpu_ctx_enable_peer_access()). */
 	uint64_t *peers;
 	size_t num_peers;
@@ -106,7 +114,10 @@ struct vnpu_stream_obj {
 	int priority;
 	uint32_t flags;
 	int is_default;
-	/* Protects every field below; taken for each submission, in order. */
+	/*
+	 * Protects every field below; taken for each submission, in order.
+	 * @seq is also read without it, atomically (vnpu_stream_point()).
+	 */
 	pthread_mutex_t lock;
 	uint64_t seq;			/* point of the last job submitted */
 	const char *last_op;		/* what the last job does */
@@ -148,6 +159,13 @@ int vnpu_set_status(int status);
 int vnpu_handle_alloc(struct vnpu_obj *obj, unsigned int type);
 struct vnpu_obj *vnpu_handle_get(uint64_t handle, unsigned int type);
 int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
+/*
+ * vnpu_obj_lookup() for objects of a type-stable @type (their memory is
+ * never freed while the library is loaded, and @refs is not reset while
+ * in use: streams, stream.c): tried first without table_lock, taking the
+ * reference with a compare-and-exchange and checking the slot again.
+ */
+int vnpu_obj_lookup_stable(uint64_t handle, unsigned int type, struct vnpu_obj **obj);
 /*
  * The fast path of calls that do all their work under one struct
  * vnpu_lock of the object, at @lock_offset in it: the live object @handle

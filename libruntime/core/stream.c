@@ -22,6 +22,44 @@
 #include "runtime.h"
 #include "trace.h"
 
+/*
+ * Stream objects are type-stable: vnpu_stream_get() takes its reference
+ * without the handle table's lock (vnpu_obj_lookup_stable()), so it may
+ * read the reference count of a stream another thread is releasing at
+ * that moment. A released stream is not freed but goes to spare_streams,
+ * its count at zero, where the next stream created takes it back. The
+ * memory so kept is bounded by the peak number of streams alive at once.
+ */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;	/* protects spare_streams */
+static struct vnpu_stream_obj *spare_streams;	/* linked by their ctx field */
+
+/* A zeroed stream object, its reference count untouched (zero), or NULL. */
+static struct vnpu_stream_obj *stream_obj_new(void)
+{
+	const size_t keep = offsetof(struct vnpu_obj, type);
+	struct vnpu_stream_obj *s;
+
+	pthread_mutex_lock(&spare_lock);
+	s = spare_streams;
+	if (s)
+		spare_streams = (struct vnpu_stream_obj *)s->ctx;
+	pthread_mutex_unlock(&spare_lock);
+	if (!s)
+		return calloc(1, sizeof(*s));
+	/* All but @refs: a stale lookup may be reading it right now. */
+	memset((char *)s + keep, 0, sizeof(*s) - keep);
+	return s;
+}
+
+/* Keeps @s, torn down, its count at zero, for stream_obj_new(). */
+static void stream_obj_retire(struct vnpu_stream_obj *s)
+{
+	pthread_mutex_lock(&spare_lock);
+	s->ctx = (struct vnpu_ctx *)spare_streams;
+	spare_streams = s;
+	pthread_mutex_unlock(&spare_lock);
+}
+
 static void stream_release(struct vnpu_obj *obj)
 {
 	struct vnpu_stream_obj *s = (struct vnpu_stream_obj *)obj;
@@ -39,13 +77,14 @@ static void stream_release(struct vnpu_obj *obj)
 	pthread_mutex_destroy(&s->lock);
 	vnpu_ctx_put(s->ctx);
 	free(s->batch);
-	free(s);
+	/* Not freed: see spare_streams. */
+	stream_obj_retire(s);
 }
 
 int vnpu_stream_get(struct vnpu_stream handle, struct vnpu_stream_obj **s)
 {
 	struct vnpu_obj *obj;
-	int status = vnpu_obj_lookup(handle.handle, VNPU_OBJ_STREAM, &obj);
+	int status = vnpu_obj_lookup_stable(handle.handle, VNPU_OBJ_STREAM, &obj);
 
 	if (status == VNPU_SUCCESS)
 		*s = (struct vnpu_stream_obj *)obj;
@@ -79,7 +118,7 @@ int vnpu_stream_create_in(struct vnpu_ctx *ctx, int priority, uint32_t flags, vo
 	if (priority < VNPU_PRIORITY_LOW || priority > VNPU_PRIORITY_HIGH ||
 	    (flags & ~VNPU_STREAM_FLAGS))
 		return VNPU_ERROR_INVALID_VALUE;
-	s = calloc(1, sizeof(*s));
+	s = stream_obj_new();
 	if (!s)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	status = create_queue(ctx, priority, flags, &s->queue_id);
@@ -90,7 +129,7 @@ int vnpu_stream_create_in(struct vnpu_ctx *ctx, int priority, uint32_t flags, vo
 		status = vnpu_status_from_errno(errno);
 	}
 	if (status != VNPU_SUCCESS) {
-		free(s);
+		stream_obj_retire(s);
 		return status;
 	}
 	pthread_mutex_init(&s->lock, NULL);
@@ -268,7 +307,9 @@ static int submit_now_locked(struct vnpu_stream_obj *s, const struct drm_vnpu_cm
 		status = errno == EACCES || errno == EINVAL ? VNPU_ERROR_INVALID_VALUE :
 							       vnpu_status_from_errno(errno);
 	if (status == VNPU_SUCCESS) {
-		*point = ++s->seq;
+		/* Atomic: vnpu_stream_point() reads it without s->lock. */
+		__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+		*point = s->seq;
 		s->last_op = op;
 	}
 	/* The driver took the wait fences (or refused); the temporaries go. */

@@ -81,12 +81,33 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
-static unsigned int dtype_size(int dtype)
+unsigned int gb_dtype_size(int dtype)
 {
 	switch (dtype) {
 	case VNPU_DTYPE_FLOAT: return 4;
+	case VNPU_DTYPE_FLOAT16: return 2;
 	case VNPU_DTYPE_INT64: return 8;
+	case VNPU_DTYPE_INT8: return 1;
+	case VNPU_DTYPE_UINT8: return 1;
+	case VNPU_DTYPE_INT32: return 4;
 	default: return 0;
+	}
+}
+
+int gb_is_float(int dtype)
+{
+	return dtype == VNPU_DTYPE_FLOAT || dtype == VNPU_DTYPE_FLOAT16;
+}
+
+double gb_const_value(int dtype, const void *data, uint64_t i)
+{
+	switch (dtype) {
+	case VNPU_DTYPE_FLOAT16:
+		return (double)((const _Float16 *)data)[i];
+	case VNPU_DTYPE_INT64:
+		return (double)((const int64_t *)data)[i];
+	default:
+		return ((const float *)data)[i];
 	}
 }
 
@@ -117,7 +138,7 @@ int gb_set_shape(struct gtensor *t, int dtype, uint32_t rank, const int64_t *dim
 	t->rank = rank;
 	memcpy(t->dims, dims, rank * sizeof(*dims));
 	t->count = count;
-	t->bytes = count * dtype_size(dtype);
+	t->bytes = count * gb_dtype_size(dtype);
 	return 1;
 }
 
@@ -203,8 +224,22 @@ int gb_add_weight(struct gbuild *b, const char *name, int dtype, uint32_t rank,
 	return VNPU_SUCCESS;
 }
 
+/* Values in the typed field of @tp's type (float16 bits are in int32_data). */
+static size_t typed_count(const Onnx__TensorProto *tp)
+{
+	switch (tp->data_type) {
+	case VNPU_DTYPE_FLOAT: return tp->n_float_data;
+	case VNPU_DTYPE_FLOAT16:
+	case VNPU_DTYPE_INT8:
+	case VNPU_DTYPE_UINT8:
+	case VNPU_DTYPE_INT32: return tp->n_int32_data;
+	default: return tp->n_int64_data;
+	}
+}
+
 /*
- * Decodes a TensorProto's type, shape and values (float or int64, inline;
+ * Decodes a TensorProto's type, shape and values (float, float16, int64, int8,
+ * uint8 or int32, inline;
  * raw_data or the typed field). @data is malloc'ed. Returns a status and,
  * on failure, the reason in @why.
  */
@@ -225,9 +260,10 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 		snprintf(why, whylen, "no data type");
 		return VNPU_ERROR_INVALID_MODEL;
 	}
-	esize = dtype_size(tp->data_type);
+	esize = gb_dtype_size(tp->data_type);
 	if (!esize) {
-		snprintf(why, whylen, "element type %d not supported (float and int64 are)",
+		snprintf(why, whylen,
+			 "element type %d not supported (float, float16, int64, int8, uint8, int32 are)",
 			 (int)tp->data_type);
 		return VNPU_ERROR_NOT_SUPPORTED;
 	}
@@ -253,10 +289,8 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 				 tp->raw_data.len, (unsigned long long)count);
 			return VNPU_ERROR_INVALID_MODEL;
 		}
-	} else if (tp->data_type == VNPU_DTYPE_FLOAT ? tp->n_float_data != count
-						     : tp->n_int64_data != count) {
-		snprintf(why, whylen, "%zu values for %llu elements",
-			 tp->data_type == VNPU_DTYPE_FLOAT ? tp->n_float_data : tp->n_int64_data,
+	} else if (typed_count(tp) != count) {
+		snprintf(why, whylen, "%zu values for %llu elements", typed_count(tp),
 			 (unsigned long long)count);
 		return VNPU_ERROR_INVALID_MODEL;
 	}
@@ -267,6 +301,14 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 		memcpy(*data, tp->raw_data.data, bytes);
 	else if (tp->data_type == VNPU_DTYPE_FLOAT)
 		memcpy(*data, tp->float_data, bytes);
+	else if (tp->data_type == VNPU_DTYPE_FLOAT16)
+		for (size_t i = 0; i < count; i++)	/* the bits, one value per int32 */
+			((uint16_t *)*data)[i] = (uint16_t)tp->int32_data[i];
+	else if (tp->data_type == VNPU_DTYPE_INT8 || tp->data_type == VNPU_DTYPE_UINT8)
+		for (size_t i = 0; i < count; i++)	/* one value per int32 */
+			((uint8_t *)*data)[i] = (uint8_t)tp->int32_data[i];
+	else if (tp->data_type == VNPU_DTYPE_INT32)
+		memcpy(*data, tp->int32_data, bytes);
 	else
 		memcpy(*data, tp->int64_data, bytes);
 	return VNPU_SUCCESS;
@@ -679,9 +721,9 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
 					  "graph input '%s' is int64 (a shape or axes): give its value at load (vnpu_graph_options.constants)",
 					  vi->name);
-		if (dtype != VNPU_DTYPE_FLOAT)
+		if (!gb_is_float(dtype))
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "graph input '%s': element type %d not supported (float is)",
+					  "graph input '%s': element type %d not supported (float and float16 are)",
 					  vi->name, dtype);
 		status = gb_new_tensor(b, vi->name, &id);
 		if (status != VNPU_SUCCESS)
@@ -789,9 +831,9 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 			return status;
 		t = &b->tensors[id];
 		/* int64 outputs: constants (folded shape arithmetic) and indices (ArgMax). */
-		if (t->dtype != VNPU_DTYPE_FLOAT && t->dtype != VNPU_DTYPE_INT64)
+		if (!gb_is_float(t->dtype) && t->dtype != VNPU_DTYPE_INT64)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "graph output '%s': element type %d not supported (float is)",
+					  "graph output '%s': element type %d not supported (float and float16 are)",
 					  vi->name, t->dtype);
 		if (!t->count)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
@@ -1495,6 +1537,8 @@ static int run_step(const struct graph_obj *g, const struct gworkspace *ws,
 		t.norm.bias = operand_addr(g, ws, &st->norm[1]);
 		t.norm.mean = operand_addr(g, ws, &st->norm[2]);
 		t.norm.var = operand_addr(g, ws, &st->norm[3]);
+		if (st->types.a | st->types.b | st->types.c)
+			return vnpu_launch_tensor_typed(s, &t, &st->types);
 		return vnpu_launch_tensor(s, &t);
 	}
 	{

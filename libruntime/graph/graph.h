@@ -65,6 +65,7 @@ struct gstep {
 	struct vnpu_tensor t;	/* GSTEP_TENSOR: likewise, and norm's arrays */
 	struct goperand a, b, c;
 	struct goperand norm[4];	/* BATCHNORM: scale, bias, mean, var */
+	struct vnpu_tensor_types types;	/* GSTEP_TENSOR: element types of A, B, C */
 	uint64_t copy_bytes;	/* GSTEP_COPY: bytes from a to c */
 };
 
@@ -93,6 +94,13 @@ struct gnode {
 	int out[4];		/* tensor ids of the outputs (created, shape unset) */
 	size_t num_out;
 };
+
+/* Bytes of an element of @dtype (VNPU_DTYPE_*), 0 for a type not supported. */
+unsigned int gb_dtype_size(int dtype);
+/* fp32 and fp16: the types the device computes with. */
+int gb_is_float(int dtype);
+/* Element @i of constant data @data of @dtype (float, float16, int64) as a double. */
+double gb_const_value(int dtype, const void *data, uint64_t i);
 
 /* Records a thread's graph error message and returns @status. */
 int graph_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -55,7 +55,7 @@ static int fval_in(struct gbuild *b, const struct gnode *n, size_t j, struct fva
 
 static double fval_get(const struct fval *f, uint64_t i)
 {
-	return f->dtype == VNPU_DTYPE_INT64 ? (double)((int64_t *)f->v)[i] : ((float *)f->v)[i];
+	return gb_const_value(f->dtype, f->v, i);
 }
 
 /* Makes @f (allocated here) the value of output 0; takes its memory. */
@@ -135,8 +135,7 @@ static int fold_constant_of_shape(struct gbuild *b, const struct gnode *n, const
 	status = fval_alloc(&f, dtype, (uint32_t)shape->count, shape->v);
 	if (status == VNPU_SUCCESS && value)
 		for (uint64_t i = 0; i < f.count; i++)
-			memcpy((char *)f.v + i * (dtype == VNPU_DTYPE_INT64 ? 8 : 4), value,
-			       dtype == VNPU_DTYPE_INT64 ? 8 : 4);
+			memcpy((char *)f.v + i * gb_dtype_size(dtype), value, gb_dtype_size(dtype));
 	free(value);
 	return status == VNPU_SUCCESS ? fval_out(b, n, &f) : status;
 }
@@ -358,7 +357,7 @@ static int fold_cast(struct gbuild *b, const struct gnode *n, const struct fval 
 	int64_t to = gop_attr_int(n, "to", 0);
 	struct fval f;
 
-	if (to != VNPU_DTYPE_INT64 && to != VNPU_DTYPE_FLOAT)
+	if (to != VNPU_DTYPE_INT64 && !gb_is_float((int)to))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "cast to element type %lld not supported",
 				 (long long)to);
 	if (fval_alloc(&f, (int)to, in[0].rank, in[0].dims))
@@ -366,8 +365,10 @@ static int fold_cast(struct gbuild *b, const struct gnode *n, const struct fval 
 	for (uint64_t i = 0; i < f.count; i++) {
 		if (to == VNPU_DTYPE_INT64)
 			((int64_t *)f.v)[i] = (int64_t)fval_get(&in[0], i);
+		else if (to == VNPU_DTYPE_FLOAT16)	/* rounded once, from the exact value */
+			((_Float16 *)f.v)[i] = (_Float16)fval_get(&in[0], i);
 		else
-			((float *)f.v)[i] = (float)((int64_t *)in[0].v)[i];
+			((float *)f.v)[i] = (float)fval_get(&in[0], i);
 	}
 	return fval_out(b, n, &f);
 }

@@ -83,10 +83,10 @@ int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j)
 {
 	struct gtensor *t = gop_in(b, n, j);
 
-	if (t && t->dtype != VNPU_DTYPE_FLOAT)
+	if (t && !gb_is_float(t->dtype))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "input '%s' of element type %d not supported (float is)", t->name,
-				 t->dtype);
+				 "input '%s' of element type %d not supported (float and float16 are)",
+				 t->name, t->dtype);
 	if (t && !t->count)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", t->name);
 	return VNPU_SUCCESS;
@@ -116,9 +116,11 @@ int gop_check_float_op(struct gbuild *b, const struct gnode *n, const char *cons
 int gop_set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank,
 		   const int64_t *dims)
 {
-	struct gtensor *t = &b->tensors[n->out[o]];
+	struct gtensor *t = &b->tensors[n->out[o]], *x = gop_in(b, n, 0);
+	/* The node's float type: float16 in, float16 out. */
+	int dtype = x && x->dtype == VNPU_DTYPE_FLOAT16 ? VNPU_DTYPE_FLOAT16 : VNPU_DTYPE_FLOAT;
 
-	if (!gb_set_shape(t, VNPU_DTYPE_FLOAT, rank, dims))
+	if (!gb_set_shape(t, dtype, rank, dims))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output shape out of range");
 	t->cls = GT_INTER;
 	return VNPU_SUCCESS;
@@ -153,11 +155,57 @@ int gop_scratch(struct gbuild *b, const struct gnode *n, uint64_t count, int *id
 	return VNPU_SUCCESS;
 }
 
+/*
+ * A GEMM over float16 operands (the 2-D kernels are fp32 only): a T_DOT,
+ * accumulated in fp32; with beta 1, into an fp32 scratch added to C.
+ */
+static int gemm_as_dot(struct gbuild *b, const struct gnode *n, uint32_t flags, uint64_t m,
+		       uint64_t nn, uint64_t k, float alpha, float beta, int ta, uint64_t oa,
+		       int tb, uint64_t ob, int tc, uint64_t oc)
+{
+	int64_t shape[3] = { (int64_t)m, (int64_t)nn, (int64_t)k };
+	int trans_a = !!(flags & VNPU_GEMM_TRANS_A), trans_b = !!(flags & VNPU_GEMM_TRANS_B);
+	struct tlaunch l;
+	int acc, status;
+
+	if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "alpha %g and beta %g on float16 (1, and 0 or 1, are supported)",
+				 alpha, beta);
+	gop_tl_init(&l, VNPU_OP_T_DOT, 3, shape);
+	l.sa[0] = trans_a ? 1 : k, l.sa[1] = 0, l.sa[2] = trans_a ? m : 1;
+	l.sb[0] = 0, l.sb[1] = trans_b ? k : 1, l.sb[2] = trans_b ? 1 : nn;
+	l.sc[0] = nn, l.sc[1] = 1, l.sc[2] = 0;
+	l.axes = 1u << 2;
+	l.ta = ta, l.oa = oa, l.tb = tb, l.ob = ob;
+	if (beta == 0.0f) {
+		l.tc = tc, l.oc = oc;
+		return gop_tl_emit(b, n, &l);
+	}
+	status = gop_scratch(b, n, m * nn, &acc);
+	if (status != VNPU_SUCCESS)
+		return status;
+	l.tc = acc;
+	status = gop_tl_emit(b, n, &l);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_ADD, 2, shape);
+	l.sa[0] = l.sb[0] = l.sc[0] = nn;
+	l.sa[1] = l.sb[1] = l.sc[1] = 1;
+	l.ta = tc, l.oa = oc, l.tb = acc, l.tc = tc, l.oc = oc;
+	return gop_tl_emit(b, n, &l);
+}
+
 int gop_launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_t flags,
 		  uint64_t m, uint64_t nn, uint64_t k, float alpha, float beta,
 		  int ta, uint64_t oa, int tb, uint64_t ob, int tc, uint64_t oc)
 {
 	struct gstep st = { .kind = GSTEP_KERNEL, .node = n->index };
+
+	if (op == VNPU_OP_GEMM && (b->tensors[ta].dtype == VNPU_DTYPE_FLOAT16 ||
+				   b->tensors[tb].dtype == VNPU_DTYPE_FLOAT16 ||
+				   b->tensors[tc].dtype == VNPU_DTYPE_FLOAT16))
+		return gemm_as_dot(b, n, flags, m, nn, k, alpha, beta, ta, oa, tb, ob, tc, oc);
 
 	if (!m || !nn || m > MAX_DIM || nn > MAX_DIM || k > MAX_DIM)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
@@ -354,12 +402,102 @@ static void coalesce(struct tlaunch *l)
 	l->axes = axes;
 }
 
+/* The device's element type of tensor @id, fp32 for an unused operand. */
+static uint8_t elem_type(const struct gbuild *b, int id)
+{
+	switch (id < 0 ? VNPU_DTYPE_FLOAT : b->tensors[id].dtype) {
+	case VNPU_DTYPE_FLOAT16: return VNPU_ELEM_F16;
+	case VNPU_DTYPE_INT8: return VNPU_ELEM_I8;
+	case VNPU_DTYPE_UINT8: return VNPU_ELEM_U8;
+	case VNPU_DTYPE_INT32: return VNPU_ELEM_I32;
+	default: return VNPU_ELEM_F32;
+	}
+}
+
+/* Bytes of an element of tensor @id as the device reads it (elem_type()). */
+static uint64_t elem_bytes(const struct gbuild *b, int id)
+{
+	switch (elem_type(b, id)) {
+	case VNPU_ELEM_F16: return 2;
+	case VNPU_ELEM_I8:
+	case VNPU_ELEM_U8: return 1;
+	default: return 4;
+	}
+}
+
+/*
+ * A T_DOT into a float16 C: the device's blocked matrix kernels write
+ * fp32, so the products go to an fp32 scratch (C's strides, from 0) that
+ * a converting T_COPY rounds into C, once.
+ */
+static int dot_to_half(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
+{
+	struct tlaunch cp;
+	uint64_t span = 1;
+	uint32_t r = 0;
+	int acc, status;
+
+	for (uint32_t i = 0; i < l->rank; i++)
+		span += (uint64_t)(l->shape[i] - 1) * l->sc[i];
+	status = gop_scratch(b, n, span, &acc);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_tl_init(&cp, VNPU_OP_T_COPY, 0, l->shape);
+	for (uint32_t i = 0; i < l->rank; i++) {
+		if ((l->axes >> i) & 1)
+			continue;
+		cp.shape[r] = l->shape[i];
+		cp.sa[r] = l->sc[i];
+		cp.sc[r] = l->sc[i];
+		r++;
+	}
+	cp.rank = r;
+	cp.ta = acc;
+	cp.tc = l->tc;
+	cp.oc = l->oc;
+	l->tc = acc;
+	l->oc = 0;
+	status = gop_tl_emit(b, n, l);
+	return status ? status : gop_tl_emit(b, n, &cp);
+}
+
+/*
+ * The BATCHNORM arrays of @l that are float16, replaced by fp32 copies
+ * (the device reads its per-channel arrays as fp32): converting T_COPYs
+ * into scratch tensors of the node.
+ */
+static int norm_arrays_to_float(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
+{
+	for (int i = 0; i < 4; i++) {
+		int64_t count;
+		uint64_t unit[1] = { 1 };
+		int f32, status;
+
+		if (elem_type(b, l->norm[i]) != VNPU_ELEM_F16)
+			continue;
+		count = (int64_t)b->tensors[l->norm[i]].count;
+		status = gop_scratch(b, n, (uint64_t)count, &f32);
+		if (status == VNPU_SUCCESS)
+			status = gop_copy(b, n, 1, &count, l->norm[i], 0, unit, f32, 0, unit);
+		if (status != VNPU_SUCCESS)
+			return status;
+		l->norm[i] = f32;
+	}
+	return VNPU_SUCCESS;
+}
+
 int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
 {
 	struct gstep st = { .kind = GSTEP_TENSOR, .node = n->index };
 	int window = l->op == VNPU_OP_T_IM2COL || l->op == VNPU_OP_T_MAXPOOL ||
 		     l->op == VNPU_OP_T_AVGPOOL;
 	uint32_t crank;
+	int status;
+
+	if (l->op == VNPU_OP_T_DOT && elem_type(b, l->tc) == VNPU_ELEM_F16)
+		return dot_to_half(b, n, l);
+	if (l->op == VNPU_OP_T_BATCHNORM && (status = norm_arrays_to_float(b, n, l)))
+		return status;
 
 	if (!window && l->op != VNPU_OP_T_BATCHNORM)
 		coalesce(l);
@@ -391,9 +529,12 @@ int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
 	st.t.window = l->window;
 	st.t.norm.epsilon = l->epsilon;
 	st.t.norm.axis = l->norm_axis;
-	st.a = (struct goperand){ l->ta, l->oa * 4 };
-	st.b = (struct goperand){ l->tb, l->ob * 4 };
-	st.c = (struct goperand){ l->tc, l->oc * 4 };
+	st.types.a = elem_type(b, l->ta);
+	st.types.b = elem_type(b, l->tb);
+	st.types.c = elem_type(b, l->tc);
+	st.a = (struct goperand){ l->ta, l->oa * elem_bytes(b, l->ta) };
+	st.b = (struct goperand){ l->tb, l->ob * elem_bytes(b, l->tb) };
+	st.c = (struct goperand){ l->tc, l->oc * elem_bytes(b, l->tc) };
 	for (int i = 0; i < 4; i++)
 		st.norm[i] = (struct goperand){ l->op == VNPU_OP_T_BATCHNORM ? l->norm[i] : -1, 0 };
 	return gb_add_step(b, &st);
@@ -1022,6 +1163,9 @@ static int op_conv(struct gbuild *b, struct gnode *n)
 		return status;
 	x = gop_in(b, n, 0);	/* the tensors may have moved */
 	w = gop_in(b, n, 1);
+	/* float16 columns: IM2COL moves the elements as they are. */
+	if (x->dtype == VNPU_DTYPE_FLOAT16)
+		gb_set_shape(&b->tensors[cols], VNPU_DTYPE_FLOAT16, 1, b->tensors[cols].dims);
 	cols_dims[0] = x->dims[0];
 	cols_dims[1] = x->dims[1];
 	cols_dims[2] = kh;
@@ -1051,6 +1195,7 @@ static int op_conv(struct gbuild *b, struct gnode *n)
 	}
 	if (status != VNPU_SUCCESS || !bias)
 		return status;
+	x = gop_in(b, n, 0);	/* the product may have added a scratch tensor */
 	/* Y += bias per output channel, in place. */
 	{
 		int64_t shape[3] = { x->dims[0], (int64_t)K, (int64_t)P };
@@ -1724,7 +1869,7 @@ static const struct gop_map core_ops[] = {
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
-								gop_rnn_ops, gop_loss_ops };
+								gop_rnn_ops, gop_quant_ops, gop_loss_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);

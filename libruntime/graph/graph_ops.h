@@ -114,11 +114,15 @@ struct gop_map {
 	int64_t first_opset;
 };
 
-/* The operators of graph_ops_data.c and graph_ops_math.c, NULL-terminated. */
+/*
+ * The operators of graph_ops_data.c, graph_ops_math.c, graph_ops_rnn.c
+ * and graph_ops_quant.c (QuantizeLinear, DequantizeLinear), NULL-terminated.
+ */
 extern const struct gop_map gop_data_ops[];
 extern const struct gop_map gop_math_ops[];
 extern const struct gop_map gop_rnn_ops[];
 extern const struct gop_map gop_loss_ops[];
+extern const struct gop_map gop_quant_ops[];
 
 /* Shape arithmetic folded at load (graph_fold.c): 1 when @n was folded. */
 int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded);

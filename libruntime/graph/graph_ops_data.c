@@ -789,17 +789,30 @@ static int op_dropout(struct gbuild *b, struct gnode *n)
 static int op_cast(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "to", "saturate", NULL };
+	uint64_t st[MAX_RANK];
 	struct gtensor *x;
+	int64_t to;
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
 	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
-	if (gop_attr_int(n, "to", 0) != VNPU_DTYPE_FLOAT)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "cast to element type %lld not supported",
-				 (long long)gop_attr_int(n, "to", 0));
+	to = gop_attr_int(n, "to", 0);
+	if (!gb_is_float((int)to))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "cast to element type %lld not supported (float and float16 are)",
+				 (long long)to);
 	x = gop_in(b, n, 0);
-	return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
+	if (x->dtype == to)
+		return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
+	/* float <-> float16: a converting device copy, rounded to nearest even. */
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	gb_set_shape(&b->tensors[n->out[0]], (int)to, x->rank, x->dims);
+	gop_dense(x->dims, x->rank, st);
+	return gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
 }
 
 const struct gop_map gop_data_ops[] = {

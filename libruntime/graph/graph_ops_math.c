@@ -223,9 +223,9 @@ static int op_pow(struct gbuild *b, struct gnode *n)
 	y = gop_in(b, n, 1);
 	e = gop_const_data(b, n->in[1]);
 	if (!e || y->count != 1 ||
-	    (y->dtype != VNPU_DTYPE_FLOAT && (b->opset < 12 || y->dtype != VNPU_DTYPE_INT64)))
+	    (!gb_is_float(y->dtype) && (b->opset < 12 || y->dtype != VNPU_DTYPE_INT64)))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the exponent must be a constant scalar");
-	p = y->dtype == VNPU_DTYPE_FLOAT ? *(const float *)e : (double)*(const int64_t *)e;
+	p = gb_const_value(y->dtype, e, 0);
 	if (p != 0.5 && p != 1 && p != 2 && p != 3 && p != 4)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "exponent %g not supported (0.5, 1 to 4 are)",
 				 p);
@@ -701,20 +701,23 @@ static int op_erf(struct gbuild *b, struct gnode *n)
 		-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
 		-7.37332916720468e-03f, -1.42647390514189e-02f,
 	};
-	int x = n->in[0], y = n->out[0], xc, x2, p, status = unary_prologue(b, n, NULL);
+	int x = n->in[0], y = n->out[0], xc, x2, p, q, status = unary_prologue(b, n, NULL);
 
+	/* fp32 scratch for every step: a float16 y is rounded once, at the end. */
+	q = y;
 	if (status || (status = temp(b, n, &xc)) || (status = temp(b, n, &x2)) ||
-	    (status = temp(b, n, &p)))
+	    (status = temp(b, n, &p)) ||
+	    (b->tensors[y].dtype != VNPU_DTYPE_FLOAT && (status = temp(b, n, &q))))
 		return status;
 	/* The bound first: a NaN in x compares false and is kept. */
 	if ((status = ew_const(b, n, VNPU_OP_T_MAX, x, -4.0f, 1, xc)) ||
 	    (status = ew_const(b, n, VNPU_OP_T_MIN, xc, 4.0f, 1, xc)) ||
 	    (status = ew(b, n, VNPU_OP_T_MUL, xc, xc, x2)) ||
 	    (status = horner(b, n, x2, alpha, 7, p)) ||
-	    (status = horner(b, n, x2, beta, 5, y)) ||
+	    (status = horner(b, n, x2, beta, 5, q)) ||
 	    (status = ew(b, n, VNPU_OP_T_MUL, p, xc, p)))
 		return status;
-	return ew(b, n, VNPU_OP_T_DIV, p, y, y);
+	return ew(b, n, VNPU_OP_T_DIV, p, q, y);
 }
 
 /* @op of A (R x C x D) and a per-C vector B into A in place. */

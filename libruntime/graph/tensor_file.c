@@ -61,7 +61,7 @@ int vnpu_host_tensor_read_file(const char *path, struct vnpu_host_tensor *t)
 	status = gb_tensor_from_proto(tp, &dtype, &t->rank, t->dims, &t->data, why, sizeof(why));
 	if (status == VNPU_SUCCESS) {
 		t->dtype = (uint32_t)dtype;
-		t->size = (dtype == VNPU_DTYPE_FLOAT ? 4 : 8);
+		t->size = gb_dtype_size(dtype);
 		for (uint32_t i = 0; i < t->rank; i++)
 			t->size *= (uint64_t)t->dims[i];
 		snprintf(t->name, sizeof(t->name), "%s", tp->name ? tp->name : "");
@@ -82,9 +82,9 @@ int vnpu_host_tensor_write_file(const char *path, const struct vnpu_host_tensor 
 	int status = VNPU_SUCCESS;
 
 	if (!path || !t || t->rank > VNPU_HOST_TENSOR_MAX_RANK ||
-	    (t->dtype != VNPU_DTYPE_FLOAT && t->dtype != VNPU_DTYPE_INT64))
+	    !gb_dtype_size((int)t->dtype))
 		return vnpu_set_status(graph_fail(VNPU_ERROR_INVALID_VALUE, "bad tensor"));
-	size = t->dtype == VNPU_DTYPE_FLOAT ? 4 : 8;
+	size = gb_dtype_size((int)t->dtype);
 	for (uint32_t i = 0; i < t->rank; i++) {
 		if (t->dims[i] < 0)
 			return vnpu_set_status(graph_fail(VNPU_ERROR_INVALID_VALUE, "bad dimension"));

@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #define VNPU_VERSION_MAJOR 0
-#define VNPU_VERSION_MINOR 2
+#define VNPU_VERSION_MINOR 3
 
 #include "vnpu/status.h"
 #include "vnpu/device.h"

@@ -69,18 +69,30 @@ static void pool_obj_retire(struct vnpu_pool_obj *pool)
 
 /* --- provider: segments are device allocations, fences stream points ------- */
 
+/*
+ * A segment's addresses name its pool in ctx->pool_map, where
+ * vnpu_free_async() looks them up: set once the segment exists, cleared
+ * before it goes, by the pool's bookkeeping (under its lock, or in its
+ * release), so never by two threads for one segment.
+ */
 static int prov_seg_alloc(void *arg, uint64_t size, uint64_t *base)
 {
 	struct vnpu_pool_obj *pool = arg;
+	int status = vnpu_ctx_alloc_device(pool->ctx, size, pool->obj.created_by, base);
 
-	return vnpu_ctx_alloc_device(pool->ctx, size, pool->obj.created_by, base);
+	if (status != VNPU_SUCCESS)
+		return status;
+	status = vnpu_addr_map_set(&pool->ctx->pool_map, *base, size, pool->obj.handle);
+	if (status != VNPU_SUCCESS)
+		vnpu_ctx_free_device(pool->ctx, *base);
+	return status;
 }
 
 static void prov_seg_free(void *arg, uint64_t base, uint64_t size)
 {
 	struct vnpu_pool_obj *pool = arg;
 
-	(void)size;
+	vnpu_addr_map_set(&pool->ctx->pool_map, base, size, 0);
 	/* Queued work still using it is safe: the driver keeps the buffer. */
 	vnpu_ctx_free_device(pool->ctx, base);
 }
@@ -124,12 +136,8 @@ static uint64_t prov_stream_id(void *arg, void *stream)
 
 uint64_t vnpu_stream_point(struct vnpu_stream_obj *s)
 {
-	uint64_t point;
-
-	pthread_mutex_lock(&s->lock);
-	point = s->seq;
-	pthread_mutex_unlock(&s->lock);
-	return point;
+	/* Stored atomically under s->lock (stream.c); no lock to read it. */
+	return __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 }
 
 /* --- pool objects -------------------------------------------------------------- */
@@ -210,8 +218,11 @@ static struct vnpu_pool_obj *link_pool(struct vnpu_ctx *ctx, struct vnpu_pool_ob
 		pool->is_default = is_default;
 		pool->next = ctx->pools;
 		ctx->pools = pool;
-		if (is_default)
+		if (is_default) {
 			ctx->default_pool = pool;
+			atomic_store_explicit(&ctx->default_pool_handle, pool->obj.handle,
+					      memory_order_release);
+		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return winner;
@@ -259,8 +270,10 @@ static int unlink_pool(struct vnpu_ctx *ctx, struct vnpu_pool_obj *pool)
 			break;
 		}
 	}
-	if (ctx->default_pool == pool)
+	if (ctx->default_pool == pool) {
 		ctx->default_pool = NULL;
+		atomic_store_explicit(&ctx->default_pool_handle, 0, memory_order_release);
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return found;
 }
@@ -277,6 +290,7 @@ static void ctx_destroy_mm(struct vnpu_ctx *ctx)
 	ctx->caches = NULL;
 	ctx->pools = NULL;
 	ctx->default_pool = NULL;
+	atomic_store_explicit(&ctx->default_pool_handle, 0, memory_order_release);
 	pthread_mutex_unlock(&ctx->lock);
 	vnpu_data_caches_destroy(caches);
 	while (pools) {
@@ -439,17 +453,41 @@ static int pool_alloc_locked(struct vnpu_pool_obj *pool, uint64_t size,
 	return pc_alloc(&pool->core, size, s, devptr);
 }
 
-/* Free under pool->lock, held by the caller. */
+/*
+ * pool_alloc_locked() taking over the caller's reference on *@s (its
+ * lookup's): the block keeps it or the pool drops it; *@s is then NULL.
+ * Under pool->lock, held by the caller.
+ */
+static int pool_alloc_locked_ref(struct vnpu_pool_obj *pool, uint64_t size,
+				 struct vnpu_stream_obj **s, uint64_t *devptr)
+{
+	struct vnpu_stream_obj *given = *s;
+
+	if (!given)
+		return pc_alloc(&pool->core, size, NULL, devptr);
+	if (given->ctx != pool->ctx)
+		return VNPU_ERROR_WRONG_CONTEXT;
+	/* pc_alloc_ref() keeps it or drops it, even when it fails. */
+	*s = NULL;
+	return pc_alloc_ref(&pool->core, size, given, devptr);
+}
+
+/*
+ * Free under pool->lock, held by the caller; a bad address is counted in
+ * bad_frees if the caller @named the pool.
+ */
 static int pool_free_locked(struct vnpu_pool_obj *pool, uint64_t devptr,
-			    struct vnpu_stream_obj *s)
+			    struct vnpu_stream_obj *s, int named)
 {
 	struct pc_block *b;
 
 	if (s && s->ctx != pool->ctx)
 		return VNPU_ERROR_WRONG_CONTEXT;
 	b = pc_take(&pool->core, devptr);
-	if (!b)
+	if (!b) {
+		pool->core.c.bad_frees += named;
 		return VNPU_ERROR_INVALID_VALUE;
+	}
 	/* No stream given: the one it was allocated on, if any. */
 	if (!s)
 		s = b->alloc_stream;
@@ -473,7 +511,7 @@ int vnpu_pool_obj_free(struct vnpu_pool_obj *pool, uint64_t devptr, struct vnpu_
 	int status;
 
 	vnpu_lock(&pool->lock);
-	status = pool_free_locked(pool, devptr, s);
+	status = pool_free_locked(pool, devptr, s, 1);
 	vnpu_unlock(&pool->lock);
 	return status;
 }
@@ -506,10 +544,12 @@ static int optional_stream(struct vnpu_stream handle, struct vnpu_stream_obj **s
 }
 
 /*
- * The allocation fast path: the stream, if any, is looked up first (that
- * takes the handle table's lock, never taken under a pool's lock), then
- * the pool is found and locked in one step, without the table's lock and
- * without a reference: one lock and one unlock of the pool per call.
+ * The allocation fast path: the stream, if any, is looked up first
+ * (without the handle table's lock unless it is changing; that lock is
+ * never taken under a pool's), then the pool is found and locked in one
+ * step, without the table's lock and without a reference: one lock and
+ * one unlock of the pool per call. The stream's reference becomes the
+ * block's.
  */
 int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream stream,
 		     uint64_t *devptr)
@@ -526,7 +566,7 @@ int vnpu_pool_malloc(struct vnpu_pool handle, uint64_t size, struct vnpu_stream 
 		return vnpu_set_status(status);
 	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = pool_alloc_locked(pool, size, s, devptr);
+		status = pool_alloc_locked_ref(pool, size, &s, devptr);
 		pool_unlock(pool, ref);
 	}
 	if (s)
@@ -546,7 +586,7 @@ int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream 
 		return vnpu_set_status(status);
 	status = pool_lock(handle, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = pool_free_locked(pool, devptr, s);
+		status = pool_free_locked(pool, devptr, s, 1);
 		pool_unlock(pool, ref);
 	}
 	if (s)
@@ -554,81 +594,72 @@ int vnpu_pool_free(struct vnpu_pool handle, uint64_t devptr, struct vnpu_stream 
 	return vnpu_set_status(status);
 }
 
+/*
+ * The default pool of @ctx, created on first use, with its lock held; put
+ * @ref after unlocking (pool_unlock()). Once it exists, found as
+ * vnpu_pool_malloc() finds a pool: by handle, without a lock but the pool's.
+ */
+static int default_pool_lock(struct vnpu_ctx *ctx, struct vnpu_pool_obj **pool, int *ref)
+{
+	uint64_t handle = atomic_load_explicit(&ctx->default_pool_handle, memory_order_acquire);
+	int status;
+
+	if (handle && pool_lock((struct vnpu_pool){ handle }, pool, ref) == VNPU_SUCCESS)
+		return VNPU_SUCCESS;
+	/* None yet, or it went meanwhile (context teardown). */
+	status = vnpu_ctx_default_pool_obj(ctx, pool);
+	if (status != VNPU_SUCCESS)
+		return status;
+	vnpu_lock(&(*pool)->lock);
+	*ref = 1;
+	return VNPU_SUCCESS;
+}
+
 int vnpu_malloc_async(struct vnpu_stream stream, uint64_t size, uint64_t *devptr)
 {
 	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
-	int status;
+	int status, ref;
 
 	if (!size || !devptr)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
 	status = vnpu_stream_get(stream, &s);
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	status = vnpu_ctx_default_pool_obj(s->ctx, &pool);
+	status = default_pool_lock(s->ctx, &pool, &ref);
 	if (status == VNPU_SUCCESS) {
-		status = vnpu_pool_obj_alloc(pool, size, s, devptr);
-		vnpu_obj_put(&pool->obj);
+		status = pool_alloc_locked_ref(pool, size, &s, devptr);
+		pool_unlock(pool, ref);
 	}
-	vnpu_obj_put(&s->obj);
+	if (s)
+		vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);
 }
 
-/* The pool of @ctx holding the live block at @devptr, referenced, or NULL. */
-static struct vnpu_pool_obj *pool_of(struct vnpu_ctx *ctx, uint64_t devptr)
-{
-	struct vnpu_pool_obj **pools, *found = NULL;
-	size_t n = 0, cap = 8;
-
-	/* Pool locks are taken without ctx->lock: a pool allocating takes ctx->lock. */
-	pools = malloc(cap * sizeof(*pools));
-	if (!pools)
-		return NULL;
-	pthread_mutex_lock(&ctx->lock);
-	for (struct vnpu_pool_obj *pool = ctx->pools; pool; pool = pool->next) {
-		if (n == cap) {
-			struct vnpu_pool_obj **grown = realloc(pools, 2 * cap * sizeof(*pools));
-
-			if (!grown)
-				break;
-			pools = grown;
-			cap *= 2;
-		}
-		atomic_fetch_add(&pool->obj.refs, 1);
-		pools[n++] = pool;
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	for (size_t i = 0; i < n; i++) {
-		if (!found) {
-			vnpu_lock(&pools[i]->lock);
-			if (pc_find(&pools[i]->core, devptr))
-				found = pools[i];
-			vnpu_unlock(&pools[i]->lock);
-			if (found)
-				continue;
-		}
-		vnpu_obj_put(&pools[i]->obj);
-	}
-	free(pools);
-	return found;
-}
-
+/*
+ * The pool of @devptr is the one ctx->pool_map names for its segment: one
+ * map lookup, then the pool is locked by handle as vnpu_pool_free() locks
+ * it. A stale handle (the pool is being destroyed) or no pool at all is an
+ * address no pool of the context holds.
+ */
 int vnpu_free_async(struct vnpu_stream stream, uint64_t devptr)
 {
 	VNPU_TRACE_API();
 	struct vnpu_stream_obj *s;
 	struct vnpu_pool_obj *pool;
+	uint64_t handle;
 	int status = vnpu_stream_get(stream, &s);
+	int ref;
 
 	if (status != VNPU_SUCCESS)
 		return vnpu_set_status(status);
-	pool = pool_of(s->ctx, devptr);
-	if (pool) {
-		status = vnpu_pool_obj_free(pool, devptr, s);
-		vnpu_obj_put(&pool->obj);
-	} else {
-		status = VNPU_ERROR_INVALID_VALUE;
+	handle = vnpu_addr_map_get(&s->ctx->pool_map, devptr);
+	status = VNPU_ERROR_INVALID_VALUE;
+	if (handle && pool_lock((struct vnpu_pool){ handle }, &pool, &ref) == VNPU_SUCCESS) {
+		/* Not counted in bad_frees: the caller named no pool. */
+		status = pool_free_locked(pool, devptr, s, 0);
+		pool_unlock(pool, ref);
 	}
 	vnpu_obj_put(&s->obj);
 	return vnpu_set_status(status);

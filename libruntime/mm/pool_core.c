@@ -7,8 +7,8 @@
  * the first bin that has one, splitting off the rest. Freed blocks merge
  * with free neighbours of the same segment when their fences agree (none,
  * or the same stream's); pc_poll_fences() merges the rest once done.
- * Small unfenced frees first go to a quick list (pool_core.h), which the
- * slow paths flush into the bins.
+ * Small frees first go to a quick list (pool_core.h), fence and all,
+ * which the slow paths flush into the bins.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -397,15 +397,21 @@ static void quick_flush(struct pc_pool *p)
 	p->quick_bytes = 0;
 }
 
-/* A quick-listed block of exactly @rounded bytes, unlinked, or NULL. */
-static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded)
+/*
+ * A quick-listed block of exactly @rounded bytes that work on @stream may
+ * use now without polling a fence (none, or @stream's own), unlinked, or
+ * NULL. At most PC_QUICK_DEPTH blocks are looked at. Inlined: it is most
+ * of pc_alloc()'s fast path.
+ */
+static inline __attribute__((always_inline)) struct pc_block *
+quick_take(struct pc_pool *p, uint64_t rounded, void *stream)
 {
 	int bin = size_bin(rounded);
 
 	for (struct pc_block **link = &p->quick[bin]; *link; link = &(*link)->lnext) {
 		struct pc_block *b = *link;
 
-		if (b->size != rounded)
+		if (b->size != rounded || (b->fence_stream && b->fence_stream != stream))
 			continue;
 		*link = b->lnext;
 		b->lnext = NULL;
@@ -417,13 +423,36 @@ static struct pc_block *quick_take(struct pc_pool *p, uint64_t rounded)
 	return NULL;
 }
 
-/* Keeps freed block @b whole for the next request of its size, if it may. */
+/*
+ * Clears the fences that are done of the quick-listed blocks of exactly
+ * @rounded bytes (at most PC_QUICK_DEPTH polls); returns whether it
+ * cleared one. Blocks freed on a stream whose work is long done would
+ * otherwise stay passed over by every other stream until a slow path
+ * flushed them.
+ */
+static int quick_poll(struct pc_pool *p, uint64_t rounded)
+{
+	int cleared = 0;
+
+	for (struct pc_block *b = p->quick[size_bin(rounded)]; b; b = b->lnext) {
+		if (b->size == rounded && b->fence_stream &&
+		    p->prov.fence_done(p->prov.arg, b->fence_stream, b->fence_point)) {
+			fence_clear(p, b);
+			cleared = 1;
+		}
+	}
+	return cleared;
+}
+
+/*
+ * Keeps freed block @b whole, with its fence, for the next request of its
+ * size, if it may.
+ */
 static int quick_put(struct pc_pool *p, struct pc_block *b)
 {
 	int bin = size_bin(b->size);
 
-	if (b->seg->kind != PC_SMALL || b->fence_stream ||
-	    p->quick_count[bin] >= PC_QUICK_DEPTH ||
+	if (b->seg->kind != PC_SMALL || p->quick_count[bin] >= PC_QUICK_DEPTH ||
 	    p->quick_bytes + b->size > PC_QUICK_BYTES)
 		return 0;
 	b->bin = PC_BIN_QUICK;
@@ -466,15 +495,26 @@ static struct pc_block *find_block(struct pc_pool *p, uint64_t rounded, int kind
 	return NULL;
 }
 
-/* Hands out free block @b, out of every list and unfenced, for @size bytes on @stream. */
+/*
+ * Hands out free block @b, out of every list, for @size bytes on @stream.
+ * A fence @b still has is @stream's own (stream order makes it safe): its
+ * reference on the stream becomes the allocation's; else the one
+ * pc_alloc_ref() was given, or a new one.
+ */
 static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_t size,
 				  void *stream)
 {
 	b->free = 0;
 	b->requested = size;
 	b->alloc_stream = stream;
-	if (stream && p->prov.stream_get)
+	if (b->fence_stream) {
+		b->fence_stream = NULL;
+		b->fence_point = 0;
+	} else if (stream && stream == p->given_stream) {
+		p->given_stream = NULL;
+	} else if (stream && p->prov.stream_get) {
 		p->prov.stream_get(p->prov.arg, stream);
+	}
 	hash_insert(p, b);
 	p->c.allocated += b->size;
 	p->c.requested += size;
@@ -482,6 +522,17 @@ static inline void mark_allocated(struct pc_pool *p, struct pc_block *b, uint64_
 	p->c.num_allocs++;
 	if (p->c.allocated > p->c.peak_allocated)
 		p->c.peak_allocated = p->c.allocated;
+}
+
+/* Hands out quick-listed block @b (whole, fenced by @stream or not at all): no split, no wait. */
+static inline int quick_hit(struct pc_pool *p, struct pc_block *b, uint64_t size, void *stream,
+			    uint64_t *addr)
+{
+	p->c.quick_hits++;
+	p->c.cache_hits++;
+	mark_allocated(p, b, size, stream);
+	*addr = b->addr;
+	return VNPU_SUCCESS;
 }
 
 /* Takes free block @b for a request of @rounded bytes, splitting off the rest. */
@@ -555,8 +606,16 @@ static __attribute__((noinline)) int alloc_slow(struct pc_pool *p, uint64_t size
 						uint64_t rounded, int kind, void *stream,
 						uint64_t *addr)
 {
-	struct pc_block *b = find_block(p, rounded, kind, stream);
+	struct pc_block *b;
 	int status;
+
+	/* Quick-listed blocks of the size whose fences are done, first. */
+	if (kind == PC_SMALL && quick_poll(p, rounded)) {
+		b = quick_take(p, rounded, stream);
+		if (b)
+			return quick_hit(p, b, size, stream, addr);
+	}
+	b = find_block(p, rounded, kind, stream);
 
 	if (!b && p->quick_bytes) {
 		/* The quick lists may hold what merges into a fit. */
@@ -605,15 +664,22 @@ int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
 	if (p->hash_count >= p->hash_size && hash_grow(p) != VNPU_SUCCESS)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	kind = kind_of(p, rounded);
-	b = kind == PC_SMALL ? quick_take(p, rounded) : NULL;
+	b = kind == PC_SMALL ? quick_take(p, rounded, stream) : NULL;
 	if (!b)
 		return alloc_slow(p, size, rounded, kind, stream, addr);
-	/* Whole and unfenced (quick_put()): nothing to split or clear. */
-	p->c.quick_hits++;
-	p->c.cache_hits++;
-	mark_allocated(p, b, size, stream);
-	*addr = b->addr;
-	return VNPU_SUCCESS;
+	return quick_hit(p, b, size, stream, addr);
+}
+
+int pc_alloc_ref(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr)
+{
+	int status;
+
+	p->given_stream = stream;
+	status = pc_alloc(p, size, stream, addr);
+	if (p->given_stream && p->prov.stream_put)
+		p->prov.stream_put(p->prov.arg, p->given_stream);
+	p->given_stream = NULL;
+	return status;
 }
 
 /*
@@ -666,30 +732,34 @@ static struct pc_block *coalesce(struct pc_pool *p, struct pc_block *b)
 
 struct pc_block *pc_take(struct pc_pool *p, uint64_t addr)
 {
-	struct pc_block *b = hash_take(p, addr);
-
-	if (!b)
-		p->c.bad_frees++;
-	return b;
+	return hash_take(p, addr);
 }
 
 int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point)
 {
 	struct pc_block *b = pc_take(p, addr);
 
-	if (!b)
+	if (!b) {
+		p->c.bad_frees++;
 		return VNPU_ERROR_INVALID_VALUE;
+	}
 	pc_free_block(p, b, stream, point);
 	return VNPU_SUCCESS;
 }
 
 void pc_free_block(struct pc_pool *p, struct pc_block *b, void *stream, uint64_t point)
 {
-	/* The fence first: @stream may be the allocating stream, referenced only by @b. */
-	if (stream && point)
-		fence_set(p, b, stream, point);
-	if (b->alloc_stream && p->prov.stream_put)
-		p->prov.stream_put(p->prov.arg, b->alloc_stream);
+	if (stream && point && stream == b->alloc_stream) {
+		/* The allocation's reference on the stream becomes the fence's. */
+		b->fence_stream = stream;
+		b->fence_point = point;
+	} else {
+		/* The fence first: @stream may be the allocating stream, referenced only by @b. */
+		if (stream && point)
+			fence_set(p, b, stream, point);
+		if (b->alloc_stream && p->prov.stream_put)
+			p->prov.stream_put(p->prov.arg, b->alloc_stream);
+	}
 	b->alloc_stream = NULL;
 	p->c.allocated -= b->size;
 	p->c.requested -= b->requested;
@@ -717,6 +787,11 @@ void pc_poll_fences(struct pc_pool *p)
 				continue;
 			}
 			fence_clear(p, b);
+			if (b->bin == PC_BIN_QUICK) {
+				/* Stays whole in its quick list, now for any stream. */
+				b = b->next;
+				continue;
+			}
 			bin_remove(p, b);
 			b = coalesce(p, b);
 			bin_insert(p, b);

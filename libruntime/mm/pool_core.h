@@ -33,10 +33,12 @@
 
 #define PC_NUM_BINS 256
 /*
- * Freed small blocks without a fence stay whole in a per-bin LIFO, up to
- * this many per bin and PC_QUICK_BYTES in all, for the next request of
- * the same size: no split, no merge, no bin search. Slow paths (a bin
- * miss, trim, release, stats, snapshot) first return them to the bins.
+ * Freed small blocks stay whole in a per-bin LIFO, up to this many per bin
+ * and PC_QUICK_BYTES in all, for the next request of the same size: no
+ * split, no merge, no bin search. A fenced block keeps its fence there and
+ * is taken only by its fence's stream (stream order) until the fence is
+ * polled done. Slow paths (a bin miss, trim, release, stats, snapshot)
+ * first return them to the bins.
  */
 #define PC_QUICK_DEPTH 4
 #define PC_QUICK_BYTES (4ULL << 20)
@@ -132,6 +134,7 @@ struct pc_pool {
 	struct pc_block **hash;			/* allocated blocks by address */
 	size_t hash_size;			/* power of two */
 	size_t hash_count;
+	void *given_stream;			/* pc_alloc_ref(): the caller's reference */
 	struct pc_counters c;
 };
 
@@ -167,6 +170,12 @@ uint64_t pc_round_size(uint64_t size);
  */
 int pc_alloc(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr);
 /*
+ * pc_alloc() taking over the caller's reference on @stream (if not NULL):
+ * the block keeps it, or it is dropped (the block had its own from a fence
+ * of @stream's, or the allocation failed). Saves a get and a put.
+ */
+int pc_alloc_ref(struct pc_pool *p, uint64_t size, void *stream, uint64_t *addr);
+/*
  * Frees the block at @addr. @stream/@point: the last work that may use it
  * (NULL/0: none). Returns VNPU_ERROR_INVALID_VALUE if @addr is not the start
  * of a live block (unknown address, or a double free).
@@ -175,7 +184,8 @@ int pc_free(struct pc_pool *p, uint64_t addr, void *stream, uint64_t point);
 /*
  * pc_free() in two steps, for a caller that picks the fence from the block
  * (its alloc_stream): pc_take() unlinks the live block at @addr, or returns
- * NULL (counted in bad_frees) if there is none; pc_free_block() frees it.
+ * NULL if there is none (not counted: the caller counts bad_frees);
+ * pc_free_block() frees it.
  */
 struct pc_block *pc_take(struct pc_pool *p, uint64_t addr);
 void pc_free_block(struct pc_pool *p, struct pc_block *b, void *stream, uint64_t point);

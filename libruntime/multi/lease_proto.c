@@ -196,29 +196,41 @@ static int wait_fd(int fd, short events, long long deadline)
 	}
 }
 
-int vnpu_lp_send(int fd, const char *line, int timeout_ms)
+int vnpu_lp_write(int fd, const char *buf, size_t len, int timeout_ms)
 {
 	long long deadline = now_ms() + timeout_ms;
+	size_t off = 0;
+
+	/* Send first, wait only when the socket is full: one call in the usual case. */
+	while (off < len) {
+		ssize_t n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		int ret;
+
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN)
+			return -errno;
+		ret = wait_fd(fd, POLLOUT, deadline);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int vnpu_lp_send(int fd, const char *line, int timeout_ms)
+{
 	char buf[LP_MAX_LINE + 2];
-	size_t len = strlen(line), off = 0;
+	size_t len = strlen(line);
 
 	if (len > LP_MAX_LINE - 1)
 		return -EMSGSIZE;
 	memcpy(buf, line, len);
 	buf[len++] = '\n';
-	while (off < len) {
-		ssize_t n;
-		int ret = wait_fd(fd, POLLOUT, deadline);
-
-		if (ret)
-			return ret;
-		n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (n > 0)
-			off += (size_t)n;
-	}
-	return 0;
+	return vnpu_lp_write(fd, buf, len, timeout_ms);
 }
 
 int vnpu_lp_recv(struct lp_conn *c, char *out, size_t size, int timeout_ms)

@@ -69,6 +69,12 @@ int vnpu_lp_connect(const char *path);
 
 /* Sends @line plus '\n' within @timeout_ms; 0 or -errno. */
 int vnpu_lp_send(int fd, const char *line, int timeout_ms);
+/*
+ * Sends the @len bytes at @buf (whole lines) within @timeout_ms, waiting
+ * only while the socket is full; 0 or -errno (-ETIMEDOUT for a peer that
+ * does not read).
+ */
+int vnpu_lp_write(int fd, const char *buf, size_t len, int timeout_ms);
 
 /*
  * Reads one line without its '\n' into @out within @timeout_ms; returns

@@ -6,12 +6,14 @@
  * (libruntime/multi/lease_proto.c) that vnpu-poold, vnpu-pool and the runtime
  * share: word splitting, sizes, counts, device lists, names, and line
  * framing over a socket pair (split reads, several lines in one read,
- * oversized lines, end of file, timeout).
+ * oversized lines, end of file, timeout), and a reply batch written whole
+ * to a reader, or refused with a timeout when nobody reads.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -130,6 +132,48 @@ TEST(framing)
 	EXPECT_EQ(-ECONNRESET, vnpu_lp_recv(&c, line, sizeof(line), 1000));
 	close(sv[0]);
 	EXPECT_EQ(-ENOENT, vnpu_lp_connect("/nonexistent/vnpu-pool.sock"));
+}
+
+/* What the daemon sends after a commit: many lines at once, more than the socket holds. */
+TEST(write_batch)
+{
+	static char buf[1 << 20], got[1 << 20];
+	int sv[2], status, size = 4096;
+	size_t off = 0;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (i % 64 == 63) ? '\n' : (char)('a' + i % 26);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ASSERT_EQ(0, setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)));
+	/* Nobody reads: the socket fills, and the writer gives up. */
+	EXPECT_EQ(-ETIMEDOUT, vnpu_lp_write(sv[1], buf, sizeof(buf), 50));
+	close(sv[0]);
+	close(sv[1]);
+	/* A reader: every byte arrives, in order. */
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ASSERT_EQ(0, setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size)));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(vnpu_lp_write(sv[1], buf, sizeof(buf), 30000) ? 1 : 0);
+	}
+	close(sv[1]);
+	while (off < sizeof(got)) {
+		ssize_t n = read(sv[0], got + off, sizeof(got) - off);
+
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(sizeof(buf), off);
+	EXPECT_EQ(0, memcmp(buf, got, sizeof(buf)));
+	/* A peer that went away: an error, not SIGPIPE. */
+	EXPECT_EQ(-EPIPE, vnpu_lp_write(sv[0], buf, 64, 1000));
+	close(sv[0]);
 }
 
 TEST_HARNESS_MAIN

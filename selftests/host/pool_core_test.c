@@ -145,8 +145,8 @@ static const char *check_invariants(struct pc_pool *p, struct fake *f)
 				if (pc_find(p, b->addr) != b)
 					return "allocated block missing from the hash";
 			} else if (b->bin == PC_BIN_QUICK) {
-				if (b->fence_stream || seg->kind != PC_SMALL)
-					return "fenced or large block in a quick list";
+				if (seg->kind != PC_SMALL)
+					return "large block in a quick list";
 				quick_bytes += b->size;
 				quick_blocks++;
 			} else if (b->next && b->next->free && b->next->bin != PC_BIN_QUICK &&
@@ -345,12 +345,45 @@ TEST(stream_ordered_reuse)
 	EXPECT_EQ(0, f.stream_refs);
 }
 
+/*
+ * pc_alloc_ref() keeps the caller's reference on the stream for the block,
+ * or drops it when the block already has one (a fence of that stream) and
+ * when the allocation fails: the count of references is that of the
+ * blocks naming the stream, whatever happened.
+ */
+TEST(alloc_ref_keeps_or_drops_the_given_reference)
+{
+	struct fake_stream sa = { 0 };
+	struct pc_pool p;
+	struct fake f;
+	uint64_t x, y;
+
+	setup_pool(&p, &f, 4 * MIB, NULL);
+	f.stream_refs++;	/* the caller's */
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc_ref(&p, 4096, &sa, &x));
+	EXPECT_EQ(1, f.stream_refs);	/* kept by the block, none taken */
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, x, &sa, 3));
+	EXPECT_EQ(1, f.stream_refs);	/* the fence's */
+	f.stream_refs++;
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc_ref(&p, 4096, &sa, &y));
+	EXPECT_EQ(x, y);		/* the fenced block, at once */
+	EXPECT_EQ(1, f.stream_refs);	/* the fence's became the block's; the given one dropped */
+	f.stream_refs++;
+	EXPECT_EQ(VNPU_ERROR_OUT_OF_DEVICE_MEMORY, pc_alloc_ref(&p, 64 * MIB, &sa, &x));
+	EXPECT_EQ(1, f.stream_refs);	/* dropped on failure */
+	EXPECT_EQ(VNPU_SUCCESS, pc_alloc_ref(&p, 4096, NULL, &x));
+	EXPECT_EQ(1, f.stream_refs);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	pc_destroy(&p);
+	EXPECT_EQ(0, f.stream_refs);
+}
+
 TEST(quick_lists_reuse_whole_blocks)
 {
 	struct fake_stream sa = { 0 }, sb = { 0 };
 	struct pc_pool p;
 	struct fake f;
-	uint64_t a[6], x, big;
+	uint64_t a[6], x, big, hits;
 
 	setup_pool(&p, &f, 1ULL << 40, NULL);
 	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 4096, NULL, &a[0]));
@@ -376,19 +409,52 @@ TEST(quick_lists_reuse_whole_blocks)
 	EXPECT_EQ(PC_QUICK_DEPTH * 4096, p.quick_bytes);
 	EXPECT_EQ(NULL, check_invariants(&p, &f));
 	/*
-	 * A block freed behind a fence never enters a quick list: another
-	 * stream must not get it before the fence is done (stream order).
+	 * A block freed behind a fence keeps it in the quick list: its own
+	 * stream takes it back at once (stream order); another stream, or
+	 * none, does not get it before the fence is done.
 	 */
 	pc_usage(&p, &(struct pc_usage){ 0 });
+	hits = p.c.quick_hits;
 	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sa, &x));
+	EXPECT_EQ(1, f.stream_refs);
 	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, x, &sa, 5));
-	EXPECT_EQ(0, p.quick_bytes);
+	EXPECT_EQ(8192, p.quick_bytes);
+	EXPECT_EQ(1, f.stream_refs);	/* the allocation's reference, now the fence's */
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
 	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sb, &a[0]));
 	EXPECT_NE(x, a[0]);
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, NULL, &a[2]));
+	EXPECT_NE(x, a[2]);
 	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sa, &a[1]));
-	EXPECT_EQ(x, a[1]);	/* A itself: at once */
-	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[0], NULL, 0));
-	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[1], NULL, 0));
+	EXPECT_EQ(x, a[1]);	/* A itself: at once, from the quick list */
+	EXPECT_EQ(hits + 1, p.c.quick_hits);
+	EXPECT_EQ(2, f.stream_refs);	/* a[0] on B, a[1] on A (the fence's) */
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	/*
+	 * Once its fence is done, the block is anyone's, still whole: a poll
+	 * clears the fence, and so does another stream's allocation of the
+	 * size that finds the quick list passing over it.
+	 */
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[1], &sa, 6));
+	sa.done = 5;
+	pc_poll_fences(&p);
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sb, &a[3]));
+	EXPECT_NE(x, a[3]);
+	EXPECT_EQ(8192, p.quick_bytes);
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
+	sa.done = 6;
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, &sb, &a[1]));
+	EXPECT_EQ(x, a[1]);
+	EXPECT_EQ(hits + 2, p.c.quick_hits);
+	ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[1], &sa, 7));
+	sa.done = 7;
+	pc_poll_fences(&p);
+	ASSERT_EQ(VNPU_SUCCESS, pc_alloc(&p, 8192, NULL, &a[1]));
+	EXPECT_EQ(x, a[1]);
+	EXPECT_EQ(hits + 3, p.c.quick_hits);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(VNPU_SUCCESS, pc_free(&p, a[i], NULL, 0));
+	EXPECT_EQ(NULL, check_invariants(&p, &f));
 	pc_destroy(&p);
 	EXPECT_EQ(0, f.stream_refs);
 

@@ -8,7 +8,10 @@
  *     (DRM_IOCTL_VNPU_BO_CREATE + DRM_IOCTL_GEM_CLOSE), next to vgem's
  *     DRM_IOCTL_MODE_CREATE_DUMB + DRM_IOCTL_MODE_DESTROY_DUMB as a
  *     reference for the DRM core's own cost;
- *  2. latency of one create+close while 1k, 10k and 100k 4 KiB buffers are
+ *  2. the same with a first use in between: BO_INFO (MAP_DUMB for vgem),
+ *     mmap, a write to the page, munmap, since both drivers allocate the
+ *     backing page at first use (1 and 2 interleaved in 10 rounds);
+ *  3. latency of one create+close while 1k, 10k and 100k 4 KiB buffers are
  *     live (needs VRAM >= 1 GiB), to show how the allocator scales.
  *
  * It reports and never judges timings. Output is kselftest TAP ending with
@@ -25,6 +28,7 @@
 #include <dirent.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "../../selftests/vnpu_utils.h"
@@ -84,17 +88,35 @@ static int vgem_open(void)
 	return fd;
 }
 
-/* Seconds for @n vnpu create+close of @size bytes with @flags; <0 on error. */
-static double vnpu_rate_run(int fd, unsigned long n, uint32_t flags)
+/* Maps the 4 KiB at @offset of @fd, writes to it and unmaps it; 0 or -errno. */
+static int touch_page(int fd, uint64_t offset)
+{
+	volatile uint32_t *p = mmap(NULL, SZ_4K, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+				    (off_t)offset);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	p[0] = 1;
+	return munmap((void *)p, SZ_4K) ? -errno : 0;
+}
+
+/*
+ * Seconds for @n vnpu create+close of 4 KiB with @flags, each mapped and
+ * written once in between if @use; <0 on error.
+ */
+static double vnpu_rate_run(int fd, unsigned long n, uint32_t flags, bool use)
 {
 	double t0 = now_s();
 
 	for (unsigned long i = 0; i < n; i++) {
+		struct drm_vnpu_bo_info info;
 		uint32_t h = 0;
 		int ret = _vnpu_bo_create(fd, SZ_4K, flags, &h, NULL);
 
-		if (!ret)
-			ret = _vnpu_gem_close(fd, h);
+		if (!ret && use)
+			ret = _vnpu_bo_info(fd, h, &info) ?: touch_page(fd, info.mmap_offset);
+		if (h)
+			ret = _vnpu_gem_close(fd, h) ?: ret;
 		if (ret) {
 			fail("vnpu create+close %lu: %s", i, strerror(-ret));
 			return -1;
@@ -103,21 +125,30 @@ static double vnpu_rate_run(int fd, unsigned long n, uint32_t flags)
 	return now_s() - t0;
 }
 
-static double vgem_rate_run(int fd, unsigned long n)
+static double vgem_rate_run(int fd, unsigned long n, bool use)
 {
 	double t0 = now_s();
 
 	for (unsigned long i = 0; i < n; i++) {
 		struct drm_mode_create_dumb c = { .height = 32, .width = 32, .bpp = 32 };
 		struct drm_mode_destroy_dumb d = { 0 };
+		int ret = 0;
 
 		if (ioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c)) {
 			fail("vgem create dumb %lu: %s", i, strerror(errno));
 			return -1;
 		}
+		if (use) {
+			struct drm_mode_map_dumb m = { .handle = c.handle };
+
+			ret = ioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m) ? -errno :
+			      touch_page(fd, m.offset);
+		}
 		d.handle = c.handle;
-		if (ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d)) {
-			fail("vgem destroy dumb %lu: %s", i, strerror(errno));
+		if (ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d) && !ret)
+			ret = -errno;
+		if (ret) {
+			fail("vgem create+destroy dumb %lu: %s", i, strerror(-ret));
 			return -1;
 		}
 	}
@@ -130,38 +161,56 @@ static void print_rate(const char *what, unsigned long n, double secs)
 	       n / secs, secs * 1e6 / n);
 }
 
+/*
+ * The rates are measured in RATE_ROUNDS rounds, each running a slice of
+ * every measure in turn, so that a slow phase of a loaded (or emulated)
+ * host weighs on vnpu and vgem alike and the ratios stay comparable.
+ */
+#define RATE_ROUNDS 10
+
 static void bench_rate(int fd, unsigned long n)
 {
-	double vram, host, vgem_s = -1;
+	unsigned long slice = n / RATE_ROUNDS + 1, uslice = slice / 20 + 1;
+	double vram = 0, host = 0, used = 0, vgem_s = 0, vgem_used = 0, t[5];
 	int vgem;
 
-	printf("# -- create+close rate, 4 KiB buffers --\n");
-	/* Warm up the allocator and the caches. */
-	if (vnpu_rate_run(fd, n / 20 + 1, 0) < 0)
-		return;
-	vram = vnpu_rate_run(fd, n, 0);
-	if (vram < 0)
-		return;
-	print_rate("vnpu BO_CREATE VRAM + GEM_CLOSE", n, vram);
-	host = vnpu_rate_run(fd, n, DRM_VNPU_BO_HOST);
-	if (host < 0)
-		return;
-	print_rate("vnpu BO_CREATE host + GEM_CLOSE", n, host);
-
+	printf("# -- create+close rate, 4 KiB buffers, %d rounds --\n", RATE_ROUNDS);
 	vgem = vgem_open();
-	if (vgem < 0) {
+	if (vgem < 0)
 		printf("# vgem not available (modprobe vgem failed): no reference\n");
-		return;
+	/* Warm up the allocators and the caches. */
+	if (vnpu_rate_run(fd, slice, 0, false) < 0 ||
+	    (vgem >= 0 && vgem_rate_run(vgem, slice, false) < 0))
+		goto out;
+	for (int r = 0; r < RATE_ROUNDS; r++) {
+		t[0] = vnpu_rate_run(fd, slice, 0, false);
+		t[1] = vnpu_rate_run(fd, slice, DRM_VNPU_BO_HOST, false);
+		t[2] = vnpu_rate_run(fd, uslice, DRM_VNPU_BO_HOST, true);
+		t[3] = vgem >= 0 ? vgem_rate_run(vgem, slice, false) : 0;
+		t[4] = vgem >= 0 ? vgem_rate_run(vgem, uslice, true) : 0;
+		for (int i = 0; i < 5; i++)
+			if (t[i] < 0)
+				goto out;
+		vram += t[0];
+		host += t[1];
+		used += t[2];
+		vgem_s += t[3];
+		vgem_used += t[4];
 	}
-	if (vgem_rate_run(vgem, n / 20 + 1) >= 0)
-		vgem_s = vgem_rate_run(vgem, n);
-	close(vgem);
-	if (vgem_s < 0)
+	print_rate("vnpu BO_CREATE VRAM + GEM_CLOSE", slice * RATE_ROUNDS, vram);
+	print_rate("vnpu BO_CREATE host + GEM_CLOSE", slice * RATE_ROUNDS, host);
+	print_rate("vnpu host create + mmap/write + close", uslice * RATE_ROUNDS, used);
+	if (vgem < 0)
 		return;
-	print_rate("vgem CREATE_DUMB + DESTROY_DUMB", n, vgem_s);
+	print_rate("vgem CREATE_DUMB + DESTROY_DUMB", slice * RATE_ROUNDS, vgem_s);
+	print_rate("vgem create + mmap/write + destroy", uslice * RATE_ROUNDS, vgem_used);
 	printf("# ratio vnpu VRAM rate / vgem rate: %.2f (1.00 = as fast as vgem)\n",
 	       vgem_s / vram);
 	printf("# ratio vnpu host rate / vgem rate: %.2f\n", vgem_s / host);
+	printf("# ratio with first use, vnpu host / vgem: %.2f\n", vgem_used / used);
+out:
+	if (vgem >= 0)
+		close(vgem);
 }
 
 static void bench_live(unsigned int nth, unsigned long samples)

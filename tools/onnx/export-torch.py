@@ -24,14 +24,34 @@
 #   recurrent         a GRU (8 -> 16 features) then a bidirectional LSTM
 #                     (16 -> 2 x 16) over 12 steps of a batch of 2, a
 #                     3-class head on the last step
+#   resnet18_fp16, transformer_fp16
+#                     the same networks in float16: the exported fp32 file
+#                     converted by to_fp16() below (initializers, constants,
+#                     casts, graph inputs and outputs to float16). torch
+#                     cannot run half convolutions on the CPU, so the
+#                     reference is torch's fp32 computation of the model
+#                     whose weights and input are rounded to fp16, stored
+#                     as float16 (Documentation/onnx.rst gives the
+#                     tolerance and why)
+#   resnet18_int8, transformer_int8
+#                     the same networks quantised in ONNX's QDQ format:
+#                     QuantizeLinear/DequantizeLinear pairs on the input
+#                     (uint8, per tensor) and the weights (int8, symmetric,
+#                     per output channel) of every Conv and of every Linear
+#                     called as a module (resnet18 with each batch norm
+#                     folded into its Conv first), scales calibrated on the
+#                     fixed input; exported from torch's fake-quantize
+#                     operators, with torch's result of the same
+#                     computation, in ONNX's rounding, as the reference
 #
 # usage: export-torch.py OUTDIR [NAME...]
 import os
 import sys
 
+import onnx
 import torch
 import torchvision
-from onnx import numpy_helper
+from onnx import TensorProto, numpy_helper
 
 IMAGE = (1, 3, 64, 64)
 
@@ -108,9 +128,139 @@ MODELS = {
     "recurrent": recurrent,
 }
 
+# The float16 and int8 variants (of the models named before the suffix).
+FP16 = ["resnet18_fp16", "transformer_fp16", "resnet18_int8", "transformer_int8"]
+
 # Inputs of the models that do not take an image, and their dynamic axes.
 INPUTS = {"transformer": (2, 16, 8), "recurrent": (12, 2, 8)}
 DYNAMIC = {"transformer": {"input": {0: "batch"}, "output": {0: "batch"}}}
+
+
+def to_fp16(model):
+    """Converts an fp32 ONNX model to fp16 storage in place: every float
+    initializer and Constant, every Cast to float, the graph's float
+    inputs and outputs. Intermediate types are left to the loader."""
+    g = model.graph
+
+    def half(t):
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype("float16"),
+                                               t.name))
+
+    for t in g.initializer:
+        half(t)
+    for node in g.node:
+        for a in node.attribute:
+            if node.op_type == "Constant" and a.name == "value":
+                half(a.t)
+            if node.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.FLOAT16
+    for vi in list(g.input) + list(g.output):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del g.value_info[:]
+    return model
+
+
+def fold_batchnorms(model):
+    """Folds each BatchNorm2d into the Conv2d just before it (torchvision's
+    resnets name them convN/bnN and downsample[0]/[1])."""
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+    for parent in list(model.modules()):
+        kids = list(parent.named_children())
+        for (cn, c), (bn, b) in zip(kids, kids[1:]):
+            if isinstance(c, torch.nn.Conv2d) and isinstance(b, torch.nn.BatchNorm2d):
+                setattr(parent, cn, fuse_conv_bn_eval(c, b))
+                setattr(parent, bn, torch.nn.Identity())
+    return model
+
+
+class WeightQuant(torch.nn.Module):
+    """int8 per-output-channel symmetric fake quantisation of a weight."""
+
+    def __init__(self, w):
+        super().__init__()
+        amax = w.detach().abs().flatten(1).max(dim=1).values.clamp(min=1e-8)
+        self.scale = amax / 127
+        self.zero = torch.zeros_like(self.scale, dtype=torch.int32)
+
+    def forward(self, w):
+        if torch.onnx.is_in_onnx_export() or not QUANT_REF:
+            return torch.fake_quantize_per_channel_affine(w, self.scale, self.zero, 0, -128, 127)
+        return qdq(w, self.scale.view(-1, *([1] * (w.dim() - 1))), 0, -128, 127)
+
+
+def qdq(x, scale, zero, lo, hi):
+    """ONNX's QuantizeLinear then DequantizeLinear: x / scale rounded half
+    to even, plus the zero point, saturated; back to float."""
+    return (torch.clamp(torch.round(x / scale) + zero, lo, hi) - zero) * scale
+
+
+# False while exporting (torch's fake-quantize operators become the QDQ
+# pairs); True for the reference, computed in ONNX's rounding (torch's
+# fake quantisation multiplies by 1 / scale, which can round differently).
+QUANT_REF = False
+
+
+def quantize(model, x):
+    """Inserts fake quantisation at the input and the weight of every Conv2d
+    and Linear module, calibrated on @x."""
+    from torch.nn.utils import parametrize
+    targets = [m for m in model.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))
+               and type(m) is not torch.nn.modules.linear.NonDynamicallyQuantizableLinear]
+    ranges = {}
+
+    def record(m, args):
+        ranges[m] = (min(0.0, args[0].min().item()), max(0.0, args[0].max().item()))
+
+    hooks = [m.register_forward_pre_hook(record) for m in targets]
+    # With gradients on, torch's transformer layers call their Linear
+    # modules (their no-grad fast path does not).
+    with torch.enable_grad():
+        model(x)
+    for h in hooks:
+        h.remove()
+    for m in targets:
+        lo, hi = ranges[m]
+        scale = max(hi - lo, 1e-8) / 255
+        zero = int(min(255, max(0, round(-lo / scale))))
+
+        def fq(mod, args, scale=scale, zero=zero):
+            if torch.onnx.is_in_onnx_export() or not QUANT_REF:
+                return (torch.fake_quantize_per_tensor_affine(args[0], scale, zero, 0, 255),)
+            return (qdq(args[0], scale, zero, 0, 255),)
+
+        m.register_forward_pre_hook(fq)
+        with torch.no_grad():
+            parametrize.register_parametrization(m, "weight", WeightQuant(m.weight))
+    return model
+
+
+def fold_weight_quant(model):
+    """Stores the quantised weights: each QuantizeLinear of an initializer
+    becomes the int8 initializer it computes (x / scale rounded half to
+    even in fp32, plus the zero point, saturated), as QDQ models ship."""
+    import numpy as np
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    consts = {n.output[0]: n.attribute[0].t for n in g.node if n.op_type == "Constant"}
+    for n in [n for n in g.node if n.op_type == "QuantizeLinear" and n.input[0] in inits]:
+        w = numpy_helper.to_array(inits[n.input[0]])
+        scale = numpy_helper.to_array(consts[n.input[1]])
+        zero = numpy_helper.to_array(consts[n.input[2]])
+        axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
+        shape = [1] * w.ndim
+        if scale.ndim:
+            shape[axis] = -1
+        info = np.iinfo(zero.dtype)
+        q = np.round(w / scale.reshape(shape)) + zero.reshape(shape).astype(np.float32)
+        q = np.clip(q, info.min, info.max).astype(zero.dtype)
+        g.initializer.append(numpy_helper.from_array(q, n.output[0]))
+        g.node.remove(n)
+    used = {i for n in g.node for i in n.input}
+    for t in [t for t in g.initializer if t.name not in used]:
+        g.initializer.remove(t)
+    return model
 
 
 def save_pb(path, array, name):
@@ -119,18 +269,37 @@ def save_pb(path, array, name):
 
 
 def export(out, name):
-    model = MODELS[name]()
+    global QUANT_REF
+    base = name.rsplit("_", 1)[0] if name.endswith(("_fp16", "_int8")) else name
+    fp16 = name.endswith("_fp16")
+    model = MODELS[base]()
     torch.manual_seed(1)
-    x = torch.rand(INPUTS.get(name, IMAGE))
+    x = torch.rand(INPUTS.get(base, IMAGE))
+    if name.endswith("_int8"):
+        model = quantize(fold_batchnorms(model), x)
+    if fp16:
+        # The half model: weights and input rounded to fp16, computed in fp32.
+        with torch.no_grad():
+            for p in list(model.parameters()) + list(model.buffers()):
+                if p.is_floating_point():
+                    p.copy_(p.half().float())
+        x = x.half().float()
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
-                      dynamic_axes=DYNAMIC.get(name))
-    with torch.no_grad():
-        y = model(x)
+                      dynamic_axes=DYNAMIC.get(base))
+    if fp16:
+        onnx.save(to_fp16(onnx.load(path)), path)
+    if name.endswith("_int8"):
+        onnx.save(fold_weight_quant(onnx.load(path)), path)
+    QUANT_REF = True
+    with torch.set_grad_enabled(name.endswith("_int8")):
+        y = model(x).detach()
+    QUANT_REF = False
     d = os.path.join(out, name, "test_data_set_0")
     os.makedirs(d, exist_ok=True)
-    save_pb(os.path.join(d, "input_0.pb"), x.numpy(), "input")
-    save_pb(os.path.join(d, "output_0.pb"), y.numpy(), "output")
+    dtype = "float16" if fp16 else "float32"
+    save_pb(os.path.join(d, "input_0.pb"), x.numpy().astype(dtype), "input")
+    save_pb(os.path.join(d, "output_0.pb"), y.numpy().astype(dtype), "output")
 
 
 def main():
@@ -139,7 +308,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    for name in sys.argv[2:] or MODELS:
+    for name in sys.argv[2:] or list(MODELS) + FP16:
         export(out, name)
 
 

@@ -264,6 +264,17 @@ def bad_operators(d, x):
         {"t": i64(0, 1), "w": f32(1, 2)})
     one("gather_elements_index", "GatherElements", ["x", "i"],
         {"i": np.array([[0, 5]], np.int64)}, axis=1)
+    # float16 and the quantisation operators (x is 2 x 4).
+    f16 = lambda *s: np.ones(s, np.float16)
+    one("gemm_fp16_alpha", "Gemm", ["a16", "b16"], {"a16": f16(2, 3), "b16": f16(3, 4)},
+        alpha=2.0)
+    one("quant_scale", "QuantizeLinear", ["x", "s", "z"],
+        {"s": f32(0.1, 0.2, 0.3), "z": np.zeros(3, np.uint8)}, axis=1)
+    one("quant_zero_type", "QuantizeLinear", ["x", "s", "z"],
+        {"s": f32(0.1), "z": np.zeros((), np.int32)})
+    one("dequant_input_type", "DequantizeLinear", ["x", "s"], {"s": f32(0.1)})
+    one("dequant_zero_type", "DequantizeLinear", ["q", "s", "z"],
+        {"q": np.zeros((2, 4), np.int8), "s": f32(0.1), "z": np.zeros((), np.uint8)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]

@@ -20,8 +20,17 @@
 #define VNPU_CMP_RTOL 1e-3
 #define VNPU_CMP_ATOL 1e-7
 
+/* Element @i of the float or float16 tensor @t. */
+static inline double vnpu_host_tensor_value(const struct vnpu_host_tensor *t, uint64_t i)
+{
+	if (t->dtype == VNPU_DTYPE_FLOAT16)
+		return (double)((const _Float16 *)t->data)[i];
+	return ((const float *)t->data)[i];
+}
+
 /*
- * Returns 1 when @got matches @want in type, shape and values; otherwise 0
+ * Returns 1 when @got matches @want in type, shape and values (float16
+ * values compared as the numbers they are); otherwise 0
  * with the first difference described in @why.
  */
 static inline int vnpu_host_tensor_allclose(const struct vnpu_host_tensor *got, const struct vnpu_host_tensor *want,
@@ -42,7 +51,7 @@ static inline int vnpu_host_tensor_allclose(const struct vnpu_host_tensor *got, 
 		}
 		count *= (uint64_t)want->dims[i];
 	}
-	if (want->dtype != VNPU_DTYPE_FLOAT) {
+	if (want->dtype != VNPU_DTYPE_FLOAT && want->dtype != VNPU_DTYPE_FLOAT16) {
 		if (memcmp(got->data, want->data, count * 8)) {
 			snprintf(why, whylen, "int64 values differ");
 			return 0;
@@ -50,7 +59,7 @@ static inline int vnpu_host_tensor_allclose(const struct vnpu_host_tensor *got, 
 		return 1;
 	}
 	for (uint64_t i = 0; i < count; i++) {
-		double g = ((const float *)got->data)[i], w = ((const float *)want->data)[i];
+		double g = vnpu_host_tensor_value(got, i), w = vnpu_host_tensor_value(want, i);
 
 		if (isnan(w) && isnan(g))
 			continue;

@@ -9,7 +9,7 @@
  *            [--devices N] [--batch N] [--repeat N]
  *
  * Inputs are TensorProto files (.pb, the format of ONNX's test data) or raw
- * little-endian float32 files of exactly the input's size, in the order of
+ * little-endian float32 (float16) files of exactly the input's size, in the order of
  * the model's inputs; int64 TensorProto inputs (shapes and axes) are given
  * to the loader as constants of the graph. With --devices N the batch (the first dimension of
  * every input) is split in N equal parts, each run by its own thread on its

@@ -255,8 +255,13 @@ struct drm_vnpu_topology {
  * range large enough (full or fragmented); -EDQUOT when the buffer would
  * take the calling process over its VRAM soft limit; -EMFILE when the
  * calling process already holds the module's max_bos_per_process buffers
- * it created on the device; -ENOMEM when the host cannot provide the
- * backing pages (or fault injection says so).
+ * it created on the device; -ENOMEM when the host cannot allocate the
+ * buffer object (or fault injection says so).
+ *
+ * The device addresses and the charge are taken here; the host pages behind
+ * the buffer are allocated (zeroed) and pinned at its first use: the first
+ * mmap, a job that names it, or a dma-buf attachment. That first use fails
+ * with -ENOMEM if the host cannot provide them, and the buffer stays usable.
  */
 struct drm_vnpu_bo_create {
 	/** @size: in, bytes; rounded up to a whole page. */
@@ -287,7 +292,8 @@ struct drm_vnpu_bo_info {
 	/**
 	 * @mmap_offset: out, offset to pass to mmap() on the device fd. mmap
 	 * of a VRAM buffer without %DRM_VNPU_BO_MAPPABLE fails with -EACCES;
-	 * a mapping larger than the buffer fails with -EINVAL.
+	 * a mapping larger than the buffer fails with -EINVAL; the first
+	 * mapping of a buffer fails with -ENOMEM if the host cannot back it.
 	 */
 	__u64 mmap_offset;
 	/** @bo_flags: out, DRM_VNPU_BO_* flags of the buffer. */
@@ -742,6 +748,23 @@ struct drm_vnpu_kernel_args {
 #define DRM_VNPU_TENSOR_INDEX_FP32 0x4u
 /* Size of the first version of &struct drm_vnpu_tensor_args (1.4). */
 #define DRM_VNPU_TENSOR_ARGS_SIZE_V1 224u
+/* Size of &struct drm_vnpu_tensor_args with the element types (1.5). */
+#define DRM_VNPU_TENSOR_ARGS_SIZE_V2 232u
+
+/*
+ * Element types of the tensors of an operator (1.5),
+ * &drm_vnpu_tensor_args.dtype_a, dtype_b and dtype_c:
+ */
+/* IEEE single, 4 bytes; the default, so callers of 1.4 keep their meaning. */
+#define DRM_VNPU_DTYPE_F32 0x0u
+/* IEEE half (binary16), 2 bytes. */
+#define DRM_VNPU_DTYPE_F16 0x1u
+/* Signed 8-bit integer. */
+#define DRM_VNPU_DTYPE_I8 0x2u
+/* Unsigned 8-bit integer. */
+#define DRM_VNPU_DTYPE_U8 0x3u
+/* Signed 32-bit integer. */
+#define DRM_VNPU_DTYPE_I32 0x4u
 
 /**
  * struct drm_vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
@@ -802,7 +825,7 @@ struct drm_vnpu_tensor_norm {
 };
 
 /**
- * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4)
+ * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4; types 1.5)
  *
  * The KERNEL command's @size is the size of this struct as the caller
  * knows it: at least %DRM_VNPU_TENSOR_ARGS_SIZE_V1 (-EINVAL otherwise); a
@@ -818,10 +841,13 @@ struct drm_vnpu_tensor_norm {
  * repeats (broadcasts) the tensor along that dimension; strides let an
  * operator read or write any dense or permuted layout. A tensor spans
  * ``1 + sum((shape[d] - 1) * stride[d])`` elements from its address, which
- * must lie inside one buffer of the file. Elements are fp32, arrays 4-byte
- * aligned. Members past @ndim, members the operator does not use (B, the
- * strides of an unused tensor, @axes, @window, @norm) and @flags unless
- * the operator defines one must be zero. The product of the iteration
+ * must lie inside one buffer of the file. Elements are fp32 unless
+ * @dtype_a, @dtype_b or @dtype_c say otherwise (see **Element types**; the
+ * 4 above is then the element size of the tensor's type), and arrays are
+ * aligned to their element size. Members past @ndim, members the
+ * operator does not use (B, the strides of an unused tensor, @axes,
+ * @window, @norm) and @flags unless the operator defines one must be
+ * zero. The product of the iteration
  * shape (times the window area for the window operators) is at most
  * %DRM_VNPU_TENSOR_MAX_POINTS.
  *
@@ -886,7 +912,8 @@ struct drm_vnpu_tensor_norm {
  * the reduced points, the first one, or the last with
  * %DRM_VNPU_TENSOR_SELECT_LAST in @flags. NaN
  * is above every number for ARGMAX and below for ARGMIN (numpy's argmax
- * and argmin). The reduced axes hold at most 2^31 - 1 points.
+ * and argmin). The reduced axes hold at most 2^31 - 1 points; A may be of
+ * any element type, C's must be fp32 (@dtype_c 0).
  *
  * **Windows.** IM2COL, MAXPOOL and AVGPOOL take @ndim 4, @shape the input
  * N x C x H x W, A strided over those four dimensions, and @window. MAXPOOL
@@ -905,10 +932,33 @@ struct drm_vnpu_tensor_norm {
  * epsilon) * scale[c] + bias[c], c the index of dimension @norm.axis,
  * computed in double and rounded to fp32.
  *
+ * **Element types** (1.5). @dtype_a, @dtype_b and @dtype_c give the
+ * element type of A, B and C, a DRM_VNPU_DTYPE_* (0, fp32, for callers of
+ * 1.4 and for an unused B). Every operator but T_COPY and T_IM2COL is a
+ * float operator: A and B may be of any type, in any mix; it converts
+ * each element it reads to fp32 (exactly; int32 beyond 2^24 to nearest
+ * even), computes as with fp32 tensors (sums and products accumulate in
+ * fp32) and rounds each result it writes to C's type: to nearest, ties to
+ * even, for fp16 (overflow gives infinity) and for the integer types,
+ * which are also saturated to their range (NaN gives 0). C is fp32 or
+ * fp16, or of an integer type for the elementwise operators (T_ADD ..
+ * T_EXP): quantisation is a T_DIV to int32 and a T_ADD of the zero point,
+ * dequantisation a T_SUB of it and a T_MUL. With an fp16 C, SOFTMAX
+ * rounds exp(A[i] - max) to fp16 before the division.
+ * T_COPY and T_IM2COL move elements: of one type to the same type bit
+ * exactly (any type), or converted to a float C (fp32 or fp16) from fp32,
+ * fp16, int8, uint8 or int32 (rounded to nearest even where C cannot hold
+ * the value). A float element is never converted to an integer type (the
+ * rounding of quantisation is not a copy's). In place (C is A or B) needs
+ * the same type for both. The BATCHNORM arrays are always fp32.
+ *
  * Errors at submit: -EINVAL for a @size below
  * %DRM_VNPU_TENSOR_ARGS_SIZE_V1, above %DRM_VNPU_KERNEL_ARGS_MAX_SIZE or
- * not a multiple of 8, an unknown @op or @flags, @ndim 0 or above the
- * maximum, a zero or too large dimension or window member, too many
+ * not a multiple of 8, an unknown @op or @flags, an unknown element
+ * type, a type combination the operator does not take (an integer C of a
+ * float operator that is not elementwise, a copy to an integer type from
+ * another type, @dtype_b non-zero without B), non-zero @pad, @ndim 0 or
+ * above the maximum, a zero or too large dimension or window member, too many
  * points, bad @axes, a non-zero member the operator does not use, a stride
  * of C that breaks the output rules, a misaligned array, or C overlapping
  * an input; -E2BIG for a non-zero byte
@@ -946,6 +996,14 @@ struct drm_vnpu_tensor_args {
 	struct drm_vnpu_tensor_window window;
 	/** @norm: BATCHNORM: the per-channel arrays. */
 	struct drm_vnpu_tensor_norm norm;
+	/** @dtype_a: element type of A, DRM_VNPU_DTYPE_* (1.5). */
+	__u8 dtype_a;
+	/** @dtype_b: element type of B; 0 when B is unused (1.5). */
+	__u8 dtype_b;
+	/** @dtype_c: element type of C (1.5). */
+	__u8 dtype_c;
+	/** @pad: must be zero. */
+	__u8 pad[5];
 };
 
 /**
@@ -988,7 +1046,8 @@ struct drm_vnpu_sync {
  * - -ENOENT: @queue_id names no queue of this file, or a syncobj handle is
  *   not valid;
  * - -EACCES: a command range does not lie inside one buffer the file holds;
- * - -ENOMEM; -ENODEV once the device has been unplugged.
+ * - -ENOMEM, also when a buffer used for the first time cannot be backed;
+ *   -ENODEV once the device has been unplugged.
  */
 struct drm_vnpu_submit {
 	/** @queue_id: in, the queue. */

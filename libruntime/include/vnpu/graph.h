@@ -39,6 +39,12 @@ extern "C" {
 /* Element types (the numbers of ONNX's TensorProto.DataType). */
 #define VNPU_DTYPE_FLOAT 1
 #define VNPU_DTYPE_INT64 7
+/* IEEE half, 2 bytes: stored and moved as fp16, computed in fp32. */
+#define VNPU_DTYPE_FLOAT16 10
+/* Quantised tensors of QuantizeLinear and DequantizeLinear (not graph inputs or outputs). */
+#define VNPU_DTYPE_UINT8 2
+#define VNPU_DTYPE_INT8 3
+#define VNPU_DTYPE_INT32 6
 
 /**
  * struct vnpu_graph - a graph handle

@@ -297,6 +297,60 @@ struct vnpu_tensor {
 int vnpu_launch_tensor(struct vnpu_stream stream, const struct vnpu_tensor *tensor);
 
 /**
+ * enum vnpu_elem_type - element type of a tensor of a launch (uAPI 1.5)
+ * @VNPU_ELEM_F32: IEEE single, 4 bytes (what vnpu_launch_tensor() uses)
+ * @VNPU_ELEM_F16: IEEE half (binary16), 2 bytes
+ * @VNPU_ELEM_I8: signed 8-bit integer
+ * @VNPU_ELEM_U8: unsigned 8-bit integer
+ * @VNPU_ELEM_I32: signed 32-bit integer
+ */
+enum vnpu_elem_type {
+	VNPU_ELEM_F32 = 0,
+	VNPU_ELEM_F16 = 1,
+	VNPU_ELEM_I8 = 2,
+	VNPU_ELEM_U8 = 3,
+	VNPU_ELEM_I32 = 4,
+};
+
+/**
+ * struct vnpu_tensor_types - element types of the tensors of a launch
+ * @a: enum vnpu_elem_type of A
+ * @b: of B; VNPU_ELEM_F32 (0) for operators without B
+ * @c: of C
+ */
+struct vnpu_tensor_types {
+	uint8_t a;
+	uint8_t b;
+	uint8_t c;
+};
+
+/**
+ * vnpu_launch_tensor_typed() - run an N-d tensor operator on tensors of
+ *	the given element types
+ * @stream: the stream
+ * @tensor: the launch; element i of a tensor is at address + size *
+ *	(i0 * stride[0] + ...), size the element size of its type
+ * @types: the element types; NULL: all fp32, as vnpu_launch_tensor()
+ *
+ * The float operators (all but VNPU_OP_T_COPY and VNPU_OP_T_IM2COL) take
+ * A and B of any type in any mix: each element read is converted to
+ * fp32, the work is done in fp32 (sums accumulate in fp32) and each
+ * result is rounded to C's type (to nearest, ties to even; integer types
+ * also saturate, NaN gives 0). C may be of an integer type for the
+ * elementwise operators only. COPY and IM2COL move elements of one type
+ * bit exactly, or convert any type to a float C. The complete
+ * rules are those of struct drm_vnpu_tensor_args (uAPI 1.5); a driver of
+ * uAPI 1.4 takes fp32 tensors only.
+ *
+ * Return: as vnpu_launch_tensor(); VNPU_ERROR_INVALID_VALUE also for an
+ * unknown element type or an array not aligned to its element size; a
+ * combination the operator does not take fails when the work is
+ * submitted, with the same error.
+ */
+int vnpu_launch_tensor_typed(struct vnpu_stream stream, const struct vnpu_tensor *tensor,
+			     const struct vnpu_tensor_types *types);
+
+/**
  * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
  * @stream: the stream
  * @ns: nanoseconds, 1 to 10 s
