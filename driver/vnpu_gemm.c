@@ -87,7 +87,6 @@
 #define VNPU_GEMM_SPLIT_MACS (4 * 1024 * 1024)
 /* Outputs below which the scalar path is used. */
 #define VNPU_GEMM_MIN_OUTPUTS 32
-#define VNPU_FP32_ONE 0x3f800000u
 #define VNPU_FP32_THIRD 0x3eaaaaabu
 
 static char *vnpu_simd_param = "auto";

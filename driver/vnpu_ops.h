@@ -20,6 +20,15 @@
 /* Initial accumulators, as fp32 bit patterns. */
 #define VNPU_FP32_ZERO 0x00000000u
 #define VNPU_FP32_NEG_INF 0xff800000u
+#define VNPU_FP32_ONE 0x3f800000u
+
+/* The accumulator a reduction starts from (fp32 bits). */
+static inline u32 vnpu_t_reduce_start(u32 op)
+{
+	if (op == DRM_VNPU_OP_T_REDUCE_MAX)
+		return VNPU_FP32_NEG_INF;
+	return op == DRM_VNPU_OP_T_REDUCE_PROD ? VNPU_FP32_ONE : VNPU_FP32_ZERO;
+}
 
 /**
  * struct vnpu_kernel_op - a KERNEL command resolved at submit
@@ -148,7 +157,9 @@ static inline void vnpu_iter_advance(struct vnpu_iter *it, u32 n)
  * @inner_points: points of @inner per output element
  * @inner_left: points of the current output element still to add
  * @outer_left: output elements still to compute, the current one included
- * @acc: the accumulator of the current output element, fp32 bits
+ * @acc: the accumulator of the current output element, fp32 bits (ARGMAX
+ *	and ARGMIN: the extremum so far)
+ * @arg: ARGMAX and ARGMIN: the position of @acc among the reduced points
  */
 struct vnpu_reduce {
 	struct vnpu_iter outer;
@@ -157,6 +168,7 @@ struct vnpu_reduce {
 	u64 inner_left;
 	u64 outer_left;
 	u32 acc;
+	u32 arg;
 };
 
 /*

@@ -119,6 +119,240 @@ static double vnpu_sqrt(double x)
 	return y;
 }
 
+/*
+ * 2 atanh(s) = log((1 + s) / (1 - s)) by its series to s^33, for |s| <=
+ * 0.25 (error below 1e-20 relative).
+ */
+static double vnpu_log_series(double s)
+{
+	double s2 = s * s, p = 1.0 / 33;
+	int k;
+
+	for (k = 31; k >= 1; k -= 2)
+		p = p * s2 + 1.0 / k;
+	return 2.0 * s * p;
+}
+
+/*
+ * Natural logarithm: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
+ * log(m) = 2 atanh((m - 1) / (m + 1)) with |s| <= 0.172. Every fp32
+ * argument is a normal double.
+ */
+static double vnpu_log(double x)
+{
+	static const double ln2 = 0.69314718055994530942;
+	union {
+		u64 u;
+		double d;
+	} v = { .d = x };
+	double m;
+	int e;
+
+	if (__builtin_isnan(x) || x == __builtin_inf())
+		return x;
+	if (x < 0.0)
+		return __builtin_nan("");
+	if (x == 0.0)
+		return -__builtin_inf();
+	e = (int)((v.u >> 52) & 0x7ff) - 1023;
+	v.u = (v.u & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL;
+	m = v.d;
+	if (m > 1.41421356237309504880) {
+		m *= 0.5;
+		e++;
+	}
+	return e * ln2 + vnpu_log_series((m - 1.0) / (m + 1.0));
+}
+
+/* log(1 + y) without cancellation for small y. */
+static double vnpu_log1p(double y)
+{
+	if (y > -0.4 && y < 0.4)
+		return vnpu_log_series(y / (2.0 + y));
+	return vnpu_log(1.0 + y);
+}
+
+/* Rounds x (|x| < 2^52) to an integer: toward -inf (0), +inf (1), even (2). */
+static double vnpu_round_int(double x, int mode)
+{
+	double t = (double)(s64)x, f;
+
+	f = t > x ? t - 1.0 : t;
+	if (mode == 1)
+		t = f < x ? f + 1.0 : f;
+	else if (mode == 2)
+		t = x - f > 0.5 || (x - f == 0.5 && ((s64)f & 1)) ? f + 1.0 : f;
+	else
+		t = f;
+	/* Keep the sign of a zero result (ceil(-0.5) = -0). */
+	return t == 0.0 && x < 0.0 ? -0.0 : t;
+}
+
+/* floor(x) of any double: 2^52 and above are integers. */
+static double vnpu_floor(double x)
+{
+	if (!(x > -4503599627370496.0 && x < 4503599627370496.0))
+		return x;
+	return vnpu_round_int(x, 0);
+}
+
+/* FLOOR, CEIL and ROUND of an fp32 value: 2^23 and above are integers. */
+static double vnpu_round_f32(double x, int mode)
+{
+	if (x == 0.0 || !(x > -8388608.0 && x < 8388608.0))
+		return x;
+	return vnpu_round_int(x, mode);
+}
+
+/*
+ * x = q pi/2 + r with |r| <= pi/4 (and a little): pi/2 in three parts of
+ * 33 bits, so that k times each is exact for |k| < 2^20; larger arguments
+ * take more passes and lose precision with their size. Finite x only.
+ */
+static double vnpu_reduce_pio2(double x, int *q)
+{
+	static const double two_over_pi = 0.63661977236758134308;
+	static const double p1 = 1.57079632673412561417;
+	static const double p2 = 0.0000000000607710050630396597660;
+	static const double p3 = 0.00000000000000000000202226624871116645580;
+	double r = x, k;
+	int n = 0, pass;
+
+	for (pass = 0; pass < 8 && (r > 0.786 || r < -0.786); pass++) {
+		k = vnpu_floor(r * two_over_pi + 0.5);
+		r = ((r - k * p1) - k * p2) - k * p3;
+		n += (int)(k - 4.0 * vnpu_floor(k * 0.25));
+	}
+	*q = n & 3;
+	return r;
+}
+
+/* sin(r) and cos(r) for |r| <= 0.786 by their Taylor series to r^19, r^20. */
+static void vnpu_sincos_small(double r, double *sn, double *cs)
+{
+	double r2 = r * r, ts = r, tc = 1.0, s = r, c = 1.0;
+	int j;
+
+	for (j = 1; j <= 10; j++) {
+		ts *= -r2 / ((2 * j) * (2 * j + 1));
+		tc *= -r2 / ((2 * j - 1) * (2 * j));
+		s += ts;
+		c += tc;
+	}
+	*sn = s;
+	*cs = c;
+}
+
+/* SIN (0), COS (1) or TAN (2) of x. */
+static double vnpu_trig(double x, int which)
+{
+	double r, s, c, t;
+	int q;
+
+	if (__builtin_isnan(x) || x == __builtin_inf() || x == -__builtin_inf())
+		return __builtin_nan("");
+	r = vnpu_reduce_pio2(x, &q);
+	vnpu_sincos_small(r, &s, &c);
+	/* sin(x) by quadrant: s, c, -s, -c; cos(x): c, -s, -c, s. */
+	if (q & 1) {
+		t = s;
+		s = c;
+		c = -t;
+	}
+	if (q & 2) {
+		s = -s;
+		c = -c;
+	}
+	return which == 0 ? s : which == 1 ? c : s / c;
+}
+
+/*
+ * atan: 1/x above 1 (pi/2 - atan(1/x)), then atan(t) = pi/4 + atan((t - 1)
+ * / (t + 1)) above tan(pi/8), leaving |u| <= 0.415 for the series (to
+ * u^51: error below 1e-20).
+ */
+static double vnpu_atan(double x)
+{
+	static const double pio2 = 1.57079632679489661923, pio4 = 0.78539816339744830962;
+	double t = x < 0 ? -x : x, u, u2, term, sum, base = 0.0;
+	bool inv = t > 1.0;
+	int k;
+
+	if (__builtin_isnan(x))
+		return x;
+	if (inv)
+		t = 1.0 / t;
+	if (t > 0.41421356237309504880) {
+		base = pio4;
+		t = (t - 1.0) / (t + 1.0);
+	}
+	u = t;
+	u2 = u * u;
+	term = u;
+	sum = u;
+	for (k = 3; k <= 51; k += 2) {
+		term *= -u2;
+		sum += term / k;
+	}
+	sum += base;
+	if (inv)
+		sum = pio2 - sum;
+	return x < 0 ? -sum : sum;
+}
+
+/* The inverse trigonometric and hyperbolic functions and the hyperbolic ones. */
+static double vnpu_t_math(u32 op, double x)
+{
+	static const double ln2 = 0.69314718055994530942;
+	double ax = x < 0 ? -x : x, r, e;
+
+	if (__builtin_isnan(x))
+		return x;
+	switch (op) {
+	case DRM_VNPU_OP_T_ASIN:
+		if (ax > 1.0)
+			return __builtin_nan("");
+		return vnpu_atan(x / vnpu_sqrt((1.0 - x) * (1.0 + x)));
+	case DRM_VNPU_OP_T_ACOS:
+		if (ax > 1.0)
+			return __builtin_nan("");
+		return 2.0 * vnpu_atan(vnpu_sqrt((1.0 - x) / (1.0 + x)));
+	case DRM_VNPU_OP_T_ATAN:
+		return vnpu_atan(x);
+	case DRM_VNPU_OP_T_SINH:
+	case DRM_VNPU_OP_T_COSH:
+		if (ax > 20.0) {
+			/* e^-x is below 1e-17 of e^x; e^x / 2 without overflow. */
+			r = vnpu_exp(ax - ln2);
+		} else if (op == DRM_VNPU_OP_T_SINH && ax < 0.34) {
+			e = vnpu_expm1_small(ax);
+			r = 0.5 * (e + e / (e + 1.0));
+		} else {
+			e = vnpu_exp(ax);
+			r = op == DRM_VNPU_OP_T_SINH ? 0.5 * (e - 1.0 / e) : 0.5 * (e + 1.0 / e);
+		}
+		return op == DRM_VNPU_OP_T_SINH && x < 0 ? -r : r;
+	case DRM_VNPU_OP_T_ASINH:
+		if (ax == __builtin_inf())
+			return x;
+		r = vnpu_log1p(ax + ax * ax / (1.0 + vnpu_sqrt(1.0 + ax * ax)));
+		return x < 0 ? -r : r;
+	case DRM_VNPU_OP_T_ACOSH:
+		if (x < 1.0)
+			return __builtin_nan("");
+		if (x == __builtin_inf())
+			return x;
+		return vnpu_log1p((x - 1.0) + vnpu_sqrt((x - 1.0) * (x + 1.0)));
+	default: /* DRM_VNPU_OP_T_ATANH */
+		if (ax > 1.0)
+			return __builtin_nan("");
+		if (ax == 1.0)
+			return x * __builtin_inf();
+		r = 0.5 * vnpu_log1p(2.0 * ax / (1.0 - ax));
+		return x < 0 ? -r : r;
+	}
+}
+
 /* GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
 static double vnpu_gelu(double x)
 {
@@ -265,8 +499,20 @@ static inline float vnpu_t_unary(u32 op, float p)
 		return (float)vnpu_sigmoid(p);
 	case DRM_VNPU_OP_T_TANH:
 		return (float)vnpu_tanh(p);
-	default: /* DRM_VNPU_OP_T_EXP */
+	case DRM_VNPU_OP_T_EXP:
 		return (float)vnpu_exp(p);
+	case DRM_VNPU_OP_T_LOG:
+		return (float)vnpu_log(p);
+	case DRM_VNPU_OP_T_FLOOR:
+	case DRM_VNPU_OP_T_CEIL:
+	case DRM_VNPU_OP_T_ROUND:
+		return (float)vnpu_round_f32(p, op - DRM_VNPU_OP_T_FLOOR);
+	case DRM_VNPU_OP_T_SIN:
+	case DRM_VNPU_OP_T_COS:
+	case DRM_VNPU_OP_T_TAN:
+		return (float)vnpu_trig(p, op - DRM_VNPU_OP_T_SIN);
+	default: /* ASIN .. ATANH */
+		return (float)vnpu_t_math(op, p);
 	}
 }
 
@@ -463,10 +709,29 @@ void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 }
 
 /*
- * @n points of the current output element of a reduction or DOT over
- * tensors of any float type, added to (or maxed with) @acc in fp32.
+ * ARGMAX and ARGMIN: whether @x replaces the extremum @best so far. NaN is
+ * above every number for ARGMAX and below for ARGMIN, as numpy's; ties go
+ * to the first point, or to the last with SELECT_LAST.
  */
-static float vnpu_t_reduce_typed(const struct vnpu_kernel_op *op, const struct vnpu_reduce *r,
+static bool vnpu_t_arg_better(const struct vnpu_kernel_op *op, float x, float best)
+{
+	bool last = op->t.flags & DRM_VNPU_TENSOR_SELECT_LAST;
+
+	if (__builtin_isnan(best))
+		return last && __builtin_isnan(x);
+	if (__builtin_isnan(x))
+		return true;
+	if (x == best)
+		return last;
+	return op->t.op == DRM_VNPU_OP_T_ARGMAX ? x > best : x < best;
+}
+
+/*
+ * @n points of the current output element of a reduction or DOT over
+ * tensors of any float type, added to (maxed with, multiplied into) @acc in
+ * fp32; for ARGMAX and ARGMIN @acc is the extremum and r->arg its index.
+ */
+static float vnpu_t_reduce_typed(const struct vnpu_kernel_op *op, struct vnpu_reduce *r,
 				 u32 n, float acc)
 {
 	const struct drm_vnpu_tensor_args *t = &op->t;
@@ -484,6 +749,20 @@ static float vnpu_t_reduce_typed(const struct vnpu_kernel_op *op, const struct v
 			float v = vnpu_ld(op->a, t->dtype_a, oa + i * sa);
 
 			acc = v > acc ? v : acc;
+		}
+	} else if (t->op == DRM_VNPU_OP_T_REDUCE_PROD) {
+		for (i = 0; i < n; i++)
+			acc *= vnpu_ld(op->a, t->dtype_a, oa + i * sa);
+	} else if (t->op == DRM_VNPU_OP_T_ARGMAX || t->op == DRM_VNPU_OP_T_ARGMIN) {
+		u32 pos = (u32)(r->inner_points - r->inner_left);
+
+		for (i = 0; i < n; i++) {
+			float v = vnpu_ld(op->a, t->dtype_a, oa + i * sa);
+
+			if (!(pos + i) || vnpu_t_arg_better(op, v, acc)) {
+				acc = v;
+				r->arg = pos + i;
+			}
 		}
 	} else {
 		for (i = 0; i < n; i++)
@@ -518,6 +797,17 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 			} else if (o == DRM_VNPU_OP_T_REDUCE_MAX) {
 				for (i = 0; i < n; i++)
 					acc = x[i * sa] > acc ? x[i * sa] : acc;
+			} else if (o == DRM_VNPU_OP_T_REDUCE_PROD) {
+				for (i = 0; i < n; i++)
+					acc *= x[i * sa];
+			} else if (o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN) {
+				u32 pos = (u32)(r->inner_points - r->inner_left);
+
+				for (i = 0; i < n; i++)
+					if (!(pos + i) || vnpu_t_arg_better(op, x[i * sa], acc)) {
+						acc = x[i * sa];
+						r->arg = pos + i;
+					}
 			} else {
 				for (i = 0; i < n; i++)
 					acc += x[i * sa];
@@ -529,12 +819,17 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 		}
 		if (o == DRM_VNPU_OP_T_REDUCE_MEAN)
 			acc = acc / (float)r->inner_points;
-		vnpu_st(c, op->t.dtype_c, r->outer.off[2], acc);
+		if ((o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN) &&
+		    (op->t.flags & DRM_VNPU_TENSOR_INDEX_FP32))
+			c[r->outer.off[2]] = (float)r->arg;
+		else if (o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN)
+			((u32 *)c)[r->outer.off[2]] = r->arg;
+		else
+			vnpu_st(c, op->t.dtype_c, r->outer.off[2], acc);
 		vnpu_iter_advance(&r->outer, 1);
 		r->outer_left--;
 		r->inner_left = r->inner_points;
-		acc = vnpu_bits_to_f32(o == DRM_VNPU_OP_T_REDUCE_MAX ? VNPU_FP32_NEG_INF :
-				       VNPU_FP32_ZERO);
+		acc = vnpu_bits_to_f32(vnpu_t_reduce_start(o));
 		budget--;
 	}
 	r->acc = vnpu_f32_to_bits(acc);

@@ -53,6 +53,7 @@ static int vnpu_t_kind(u32 op)
 	case DRM_VNPU_OP_T_SIGMOID:
 	case DRM_VNPU_OP_T_TANH:
 	case DRM_VNPU_OP_T_EXP:
+	case DRM_VNPU_OP_T_LOG ... DRM_VNPU_OP_T_ATANH:
 		return VNPU_T_UNARY;
 	case DRM_VNPU_OP_T_ADD:
 	case DRM_VNPU_OP_T_SUB:
@@ -64,6 +65,9 @@ static int vnpu_t_kind(u32 op)
 	case DRM_VNPU_OP_T_REDUCE_SUM:
 	case DRM_VNPU_OP_T_REDUCE_MEAN:
 	case DRM_VNPU_OP_T_REDUCE_MAX:
+	case DRM_VNPU_OP_T_ARGMAX:
+	case DRM_VNPU_OP_T_ARGMIN:
+	case DRM_VNPU_OP_T_REDUCE_PROD:
 		return VNPU_T_REDUCE;
 	case DRM_VNPU_OP_T_DOT:
 		return VNPU_T_DOT;
@@ -78,6 +82,33 @@ static int vnpu_t_kind(u32 op)
 	default:
 		return -EINVAL;
 	}
+}
+
+static bool vnpu_t_is_arg(u32 op)
+{
+	return op == DRM_VNPU_OP_T_ARGMAX || op == DRM_VNPU_OP_T_ARGMIN;
+}
+
+/* The flags operator @op defines. */
+static u32 vnpu_t_flags(u32 op)
+{
+	if (op == DRM_VNPU_OP_T_AVGPOOL)
+		return DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD;
+	if (vnpu_t_is_arg(op))
+		return DRM_VNPU_TENSOR_SELECT_LAST | DRM_VNPU_TENSOR_INDEX_FP32;
+	return 0;
+}
+
+/* Points of the reduced axes (dimensions below 2^24: at most 2^144 > u64). */
+static u64 vnpu_t_axes_points(const struct drm_vnpu_tensor_args *t)
+{
+	u64 points = 1;
+	u32 d;
+
+	for (d = 0; d < t->ndim; d++)
+		if ((t->axes & BIT(d)) && check_mul_overflow(points, (u64)t->shape[d], &points))
+			return U64_MAX;
+	return points;
 }
 
 /*
@@ -145,6 +176,9 @@ static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, b
 	if (t->op == DRM_VNPU_OP_T_COPY || t->op == DRM_VNPU_OP_T_IM2COL)
 		return t->dtype_a == t->dtype_c || vnpu_dtype_is_float(t->dtype_c) ? 0 : -EINVAL;
 	if (!vnpu_dtype_is_float(t->dtype_c) && kind != VNPU_T_UNARY && kind != VNPU_T_BINARY)
+		return -EINVAL;
+	/* ARGMAX and ARGMIN write int32 (or, with INDEX_FP32, fp32) indices. */
+	if (vnpu_t_is_arg(t->op) && t->dtype_c != DRM_VNPU_DTYPE_F32)
 		return -EINVAL;
 	return 0;
 }
@@ -223,7 +257,7 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 
 	if (kind < 0 || !t->ndim || t->ndim > DRM_VNPU_TENSOR_MAX_DIMS)
 		return -EINVAL;
-	if (t->flags & ~(t->op == DRM_VNPU_OP_T_AVGPOOL ? DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD : 0))
+	if (t->flags & ~vnpu_t_flags(t->op))
 		return -EINVAL;
 	if (kind == VNPU_T_WINDOW && t->ndim != 4)
 		return -EINVAL;
@@ -261,6 +295,9 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 		return -EINVAL;
 	}
 	if (points > DRM_VNPU_TENSOR_MAX_POINTS)
+		return -EINVAL;
+	/* ARGMAX and ARGMIN write int32 indices. */
+	if (vnpu_t_is_arg(t->op) && vnpu_t_axes_points(t) > S32_MAX)
 		return -EINVAL;
 	if (kind == VNPU_T_NORM) {
 		ret = vnpu_t_check_norm(t, r);
@@ -505,7 +542,8 @@ static void vnpu_t_run_reduce(const struct vnpu_kernel_op *op, const bool *abort
 	r.inner_points = vnpu_iter_points(&r.inner);
 	r.inner_left = r.inner_points;
 	r.outer_left = vnpu_iter_points(&r.outer);
-	r.acc = op->t.op == DRM_VNPU_OP_T_REDUCE_MAX ? VNPU_FP32_NEG_INF : VNPU_FP32_ZERO;
+	r.acc = vnpu_t_reduce_start(op->t.op);
+	r.arg = 0;
 	while (r.outer_left) {
 		if (!vnpu_t_continue(aborted))
 			return;

@@ -231,7 +231,191 @@ static double ref_unary(uint32_t op, double x)
 	case DRM_VNPU_OP_T_RELU: return x > 0 ? x : 0;
 	case DRM_VNPU_OP_T_SIGMOID: return 1.0 / (1.0 + exp(-x));
 	case DRM_VNPU_OP_T_TANH: return tanh(x);
+	case DRM_VNPU_OP_T_LOG: return log(x);
+	case DRM_VNPU_OP_T_FLOOR: return floor(x);
+	case DRM_VNPU_OP_T_CEIL: return ceil(x);
+	case DRM_VNPU_OP_T_ROUND: return nearbyint(x);
+	case DRM_VNPU_OP_T_SIN: return sin(x);
+	case DRM_VNPU_OP_T_COS: return cos(x);
+	case DRM_VNPU_OP_T_TAN: return tan(x);
+	case DRM_VNPU_OP_T_ASIN: return asin(x);
+	case DRM_VNPU_OP_T_ACOS: return acos(x);
+	case DRM_VNPU_OP_T_ATAN: return atan(x);
+	case DRM_VNPU_OP_T_SINH: return sinh(x);
+	case DRM_VNPU_OP_T_COSH: return cosh(x);
+	case DRM_VNPU_OP_T_ASINH: return asinh(x);
+	case DRM_VNPU_OP_T_ACOSH: return acosh(x);
+	case DRM_VNPU_OP_T_ATANH: return atanh(x);
 	default: return exp(x);
+	}
+}
+
+/*
+ * The functions of uAPI 1.5 against libm, rounded to fp32, on every
+ * domain edge and on values of every magnitude: within one fp32 ulp
+ * (FLOOR, CEIL and ROUND exactly, the sign of zero included).
+ */
+TEST_F(ops, math_functions_against_libm)
+{
+	const float edges[] = { 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 1.0f, -1.0f,
+				 0.999999f, -0.999999f, 1.000001f, 1e-30f, -1e-30f, 1e-40f,
+				 0.17f, 0.34f, 0.35f, 0.786f, 3.14159265f, 20.5f, -20.5f, 88.5f,
+				 89.5f, -89.5f, 8388607.5f, 8388608.0f, -8388609.0f, 1e6f, 1e30f,
+				 -1e30f, INFINITY, -INFINITY, NAN };
+	const uint32_t n = 3 * 1024;
+	uint64_t oa, oc;
+	float *a = carve(self, n, 21, &oa), *c = carve(self, n, 22, &oc);
+
+	/* Random values of magnitudes 1e-3 to 1e4 after the edges. */
+	for (uint32_t i = 0; i < n; i++)
+		a[i] *= powf(10.0f, (float)(i % 8) - 3.0f);
+	memcpy(a, edges, sizeof(edges));
+	for (uint32_t op = DRM_VNPU_OP_T_LOG; op <= DRM_VNPU_OP_T_ATANH; op++) {
+		struct drm_vnpu_tensor_args t = {
+			.op = op, .ndim = 1, .shape = { n }, .stride_a = { 1 }, .stride_c = { 1 },
+			.a = ADDR(oa), .c = ADDR(oc),
+		};
+		int exact = op >= DRM_VNPU_OP_T_FLOOR && op <= DRM_VNPU_OP_T_ROUND, bad = 0;
+
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("op %#x", op);
+		for (uint32_t i = 0; i < n; i++) {
+			float want = (float)ref_unary(op, a[i]);
+			float ulp = fabsf(nextafterf(fabsf(want), INFINITY) - fabsf(want));
+			int ok;
+
+			/* The trigonometric functions beyond 2^20 are not asserted. */
+			if (op >= DRM_VNPU_OP_T_SIN && op <= DRM_VNPU_OP_T_TAN &&
+			    fabsf(a[i]) > 1048576.0f && !isinf(a[i]))
+				continue;
+			if (isnan(want) || isinf(want))
+				ok = close_enough(c[i], want, 0, 0);
+			else if (exact)
+				ok = c[i] == want && signbit(c[i]) == signbit(want);
+			else
+				ok = fabsf(c[i] - want) <= ulp;
+			if (!ok && bad++ < 5)
+				TH_LOG("op %#x x=%.9g: %.9g want %.9g", op, a[i], c[i], want);
+		}
+		EXPECT_EQ(0, bad) TH_LOG("op %#x", op);
+	}
+}
+
+/* numpy's argmax and argmin: the first (or last) extremum, NaN above all. */
+static uint32_t ref_arg(uint32_t op, int last, const float *x, size_t stride, uint32_t len)
+{
+	uint32_t best = 0;
+
+	for (uint32_t i = 1; i < len; i++) {
+		float v = x[i * stride], m = x[best * stride];
+		int better;
+
+		if (isnan(m))
+			better = last && isnan(v);
+		else if (isnan(v))
+			better = 1;
+		else if (v == m)
+			better = last;
+		else
+			better = op == DRM_VNPU_OP_T_ARGMAX ? v > m : v < m;
+		if (better)
+			best = i;
+	}
+	return best;
+}
+
+/*
+ * ARGMAX and ARGMIN over each axis of a 3-d tensor with ties and NaNs,
+ * first and last, as int32 and as fp32; REDUCE_PROD over every subset of
+ * axes.
+ */
+TEST_F(ops, argmax_argmin_and_prod)
+{
+	const uint32_t shape[3] = { 4, 9, 301 };
+	uint32_t sa[MAXD];
+	uint64_t oa, oc, n = 4 * 9 * 301;
+	float *a = carve(self, n, 23, &oa), *c = carve(self, n, 24, &oc);
+	uint32_t *ci = (uint32_t *)c;
+
+	/* Few distinct values, so that ties are common; some NaNs. */
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = i % 97 == 5 ? NAN : floorf(a[i] * 4.0f);
+	dense(3, shape, sa);
+	for (uint32_t axis = 0; axis < 3; axis++)
+		for (uint32_t v = 0; v < 8; v++) {
+			uint32_t op = v & 1 ? DRM_VNPU_OP_T_ARGMIN : DRM_VNPU_OP_T_ARGMAX;
+			int last = (v >> 1) & 1, as_fp32 = v >> 2, bad = 0;
+			uint32_t kshape[3], sc[MAXD];
+			struct drm_vnpu_tensor_args t = {
+				.op = op, .ndim = 3,
+				.axes = 1u << axis, .shape = { 4, 9, 301 }, .a = ADDR(oa),
+				.c = ADDR(oc),
+			};
+
+			t.flags = (last ? DRM_VNPU_TENSOR_SELECT_LAST : 0) |
+				  (as_fp32 ? DRM_VNPU_TENSOR_INDEX_FP32 : 0);
+			for (int d = 0; d < 3; d++)
+				kshape[d] = d == (int)axis ? 1 : shape[d];
+			dense(3, kshape, sc);
+			sc[axis] = 0;
+			memcpy(t.stride_a, sa, sizeof(sa));
+			memcpy(t.stride_c, sc, sizeof(sc));
+			ASSERT_EQ(1, run(self, &t)) TH_LOG("axis %u op %#x", axis, op);
+			for (uint32_t i = 0; i < kshape[0]; i++)
+				for (uint32_t j = 0; j < kshape[1]; j++)
+					for (uint32_t k = 0; k < kshape[2]; k++) {
+						uint32_t idx[3] = { i, j, k };
+						uint32_t want = ref_arg(op, last, a + offset(3, idx, sa),
+									sa[axis], shape[axis]);
+						uint32_t got = as_fp32 ? (uint32_t)c[offset(3, idx, sc)] :
+								 ci[offset(3, idx, sc)];
+
+						if (got != want && bad++ < 3)
+							TH_LOG("axis %u op %#x last %d at %u,%u,%u: %u want %u",
+							       axis, op, last, i, j, k, got, want);
+					}
+			EXPECT_EQ(0, bad);
+		}
+
+	/* REDUCE_PROD: values near 1 so that the products stay finite. */
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = 1.0f + (float)((i * 7919) % 13) / 64.0f - 0.09f;
+	for (uint32_t axes = 1; axes < 8; axes++) {
+		uint32_t kshape[3], sc[MAXD];
+		struct drm_vnpu_tensor_args t = {
+			.op = DRM_VNPU_OP_T_REDUCE_PROD, .ndim = 3, .axes = axes,
+			.shape = { 4, 9, 301 }, .a = ADDR(oa), .c = ADDR(oc),
+		};
+		int bad = 0;
+
+		for (int d = 0; d < 3; d++)
+			kshape[d] = axes & (1u << d) ? 1 : shape[d];
+		dense(3, kshape, sc);
+		for (int d = 0; d < 3; d++)
+			if (axes & (1u << d))
+				sc[d] = 0;
+		memcpy(t.stride_a, sa, sizeof(sa));
+		memcpy(t.stride_c, sc, sizeof(sc));
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("axes %u", axes);
+		for (uint32_t i = 0; i < kshape[0]; i++)
+			for (uint32_t j = 0; j < kshape[1]; j++)
+				for (uint32_t k = 0; k < kshape[2]; k++) {
+					uint32_t o[3] = { i, j, k }, idx[3];
+					double want = 1.0;
+
+					for (idx[0] = i; idx[0] < (axes & 1 ? shape[0] : i + 1); idx[0]++)
+						for (idx[1] = j; idx[1] < (axes & 2 ? shape[1] : j + 1);
+						     idx[1]++)
+							for (idx[2] = k;
+							     idx[2] < (axes & 4 ? shape[2] : k + 1); idx[2]++)
+								want *= a[offset(3, idx, sa)];
+					/* fp32 products of up to 10836 factors: 1e-6 * count. */
+					if (!close_enough(c[offset(3, o, sc)], want, 0,
+							  1e-7 * (double)(n / points_of(3, kshape)) + 1e-6) &&
+					    bad++ < 3)
+						TH_LOG("axes %u at %u,%u,%u: %g want %g", axes, i, j, k,
+						       c[offset(3, o, sc)], want);
+				}
+		EXPECT_EQ(0, bad);
 	}
 }
 
@@ -832,7 +1016,7 @@ TEST_F(ops, bad_arguments)
 		stmt;							\
 		bad[n++] = (struct bad_case){ desc, t, err_ };		\
 	} while (0)
-	BAD("op 0x25", g, -EINVAL, t.op = 0x25);
+	BAD("op 0x37", g, -EINVAL, t.op = 0x37);
 	BAD("op 0xffffffff", g, -EINVAL, t.op = 0xffffffff);
 	BAD("flags on add", g, -EINVAL, t.flags = 1);
 	BAD("count_include_pad on maxpool", pool, -EINVAL,
@@ -847,6 +1031,18 @@ TEST_F(ops, bad_arguments)
 	BAD("too many points", red, -EINVAL,
 	    (t.ndim = 3, t.axes = 7, t.shape[0] = t.shape[1] = t.shape[2] = 1u << 14,
 	     memset(t.stride_a, 0, sizeof(t.stride_a)), memset(t.stride_c, 0, sizeof(t.stride_c))));
+	BAD("select_last on reduce_max", red, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_REDUCE_MAX, t.flags = DRM_VNPU_TENSOR_SELECT_LAST));
+	BAD("count_include_pad on argmax", red, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_ARGMAX, t.flags = DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD));
+	BAD("argmin without axes", red, -EINVAL, (t.op = DRM_VNPU_OP_T_ARGMIN, t.axes = 0));
+	BAD("argmax over 2^31 points", red, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_ARGMAX, t.ndim = 3, t.axes = 7, t.shape[0] = 1u << 8,
+	     t.shape[1] = t.shape[2] = 1u << 12, memset(t.stride_a, 0, sizeof(t.stride_a)),
+	     memset(t.stride_c, 0, sizeof(t.stride_c))));
+	BAD("b on log", g, -EINVAL, (t.op = DRM_VNPU_OP_T_LOG, memset(t.stride_b, 0, 24)));
+	BAD("axes on atanh", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_ATANH, t.b = 0, memset(t.stride_b, 0, 24), t.axes = 1));
 	BAD("axes on add", g, -EINVAL, t.axes = 1);
 	BAD("reduce without axes", red, -EINVAL, t.axes = 0);
 	BAD("axes past ndim", red, -EINVAL, t.axes = 4);

@@ -181,7 +181,7 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 	sa = elem_size(types->a);
 	sb = elem_size(types->b);
 	sc = elem_size(types->c);
-	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_BATCHNORM || !t->ndim ||
+	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_REDUCE_PROD || !t->ndim ||
 	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4) || !sa || !sb || !sc)
 		return VNPU_ERROR_INVALID_VALUE;
 	for (uint32_t d = 0; d < t->ndim; d++) {

@@ -830,12 +830,15 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 		if (status != VNPU_SUCCESS)
 			return status;
 		t = &b->tensors[id];
-		/* int64 outputs only as constants (folded shape arithmetic), copied out. */
-		if (!gb_is_float(t->dtype) &&
-		    (t->dtype != VNPU_DTYPE_INT64 || b->tensors[root_of(b->tensors, id)].cls != GT_WEIGHT))
+		/* int64 outputs: constants (folded shape arithmetic) and indices (ArgMax). */
+		if (!gb_is_float(t->dtype) && t->dtype != VNPU_DTYPE_INT64)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
 					  "graph output '%s': element type %d not supported (float and float16 are)",
 					  vi->name, t->dtype);
+		if (!t->count)
+			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
+					  "graph output '%s' is empty; empty tensors are not supported",
+					  vi->name);
 		if (dtype && dtype != t->dtype)
 			return graph_fail(VNPU_ERROR_INVALID_MODEL,
 					  "graph output '%s' is declared of type %d but computed as %d",

@@ -7,9 +7,9 @@
  * Gather, Unsqueeze, Concat, integer Add/Mul/Div...), so that a model with
  * dynamic axes works for any input size. The loader knows every shape, so
  * these nodes become constants of the graph: Shape, Size, ConstantOfShape
- * and Range always, and the operators below (Add, Sub, Mul, Div, Neg,
- * Abs, Concat, Gather, Cast, Slice) when all their inputs are constant and
- * integer (int64). Nothing of a float tensor's values is
+ * and Range always, and the operators below (Add, Sub, Mul, Div, Max,
+ * Min, Mod, Pow, Neg, Abs, Trilu, Concat, Gather, Cast, Slice) when all
+ * their inputs are constant and integer (int64). Nothing of a float tensor's values is
  * computed here: the device computes every float node.
  */
 #include <stdlib.h>
@@ -168,6 +168,47 @@ static int fold_range(struct gbuild *b, const struct gnode *n, const struct fval
 }
 
 /* Integer Add, Sub, Mul, Div with numpy broadcasting. */
+/* x^y for y >= 0, wrapping around like the other int64 arithmetic. */
+static int64_t ipow(int64_t x, int64_t y)
+{
+	uint64_t r = 1, base = (uint64_t)x;
+
+	for (; y; y >>= 1) {
+		if (y & 1)
+			r *= base;
+		base *= base;
+	}
+	return (int64_t)r;
+}
+
+/* Trilu of an int64 constant: the upper (or lower) triangle from diagonal k. */
+static int fold_trilu(struct gbuild *b, const struct gnode *n, const struct fval *in, size_t given)
+{
+	int upper = gop_attr_int(n, "upper", 1) != 0;
+	int64_t k = 0, rows, cols;
+	struct fval f;
+
+	if (in[0].rank < 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 2 expected",
+				 in[0].rank);
+	if (given > 1) {
+		if (in[1].dtype != VNPU_DTYPE_INT64 || in[1].count != 1)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "k must be an int64 scalar");
+		k = ((int64_t *)in[1].v)[0];
+	}
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, in[0].rank, in[0].dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	rows = in[0].dims[in[0].rank - 2];
+	cols = in[0].dims[in[0].rank - 1];
+	for (uint64_t i = 0; i < f.count; i++) {
+		int64_t c = (int64_t)(i % (uint64_t)cols), r = (int64_t)(i / (uint64_t)cols % (uint64_t)rows);
+		int keep = upper ? c - r >= k : c - r <= k;
+
+		((int64_t *)f.v)[i] = keep ? ((int64_t *)in[0].v)[i] : 0;
+	}
+	return fval_out(b, n, &f);
+}
+
 static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval *in)
 {
 	const char *op = n->np->op_type;
@@ -201,14 +242,35 @@ static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval
 		}
 		x = ((int64_t *)in[0].v)[ia];
 		y = ((int64_t *)in[1].v)[ib];
-		if (!strcmp(op, "Div") && (y == 0 || (x == INT64_MIN && y == -1))) {
+		if ((!strcmp(op, "Div") || !strcmp(op, "Mod")) &&
+		    (y == 0 || (x == INT64_MIN && y == -1))) {
 			free(f.v);
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "integer division by %lld",
 					 (long long)y);
 		}
-		r = !strcmp(op, "Add") ? (int64_t)((uint64_t)x + (uint64_t)y) :
-		    !strcmp(op, "Sub") ? (int64_t)((uint64_t)x - (uint64_t)y) :
-		    !strcmp(op, "Mul") ? (int64_t)((uint64_t)x * (uint64_t)y) : x / y;
+		if (!strcmp(op, "Pow") && y < 0) {
+			free(f.v);
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "integer power with the negative exponent %lld", (long long)y);
+		}
+		if (!strcmp(op, "Add"))
+			r = (int64_t)((uint64_t)x + (uint64_t)y);
+		else if (!strcmp(op, "Sub"))
+			r = (int64_t)((uint64_t)x - (uint64_t)y);
+		else if (!strcmp(op, "Mul"))
+			r = (int64_t)((uint64_t)x * (uint64_t)y);
+		else if (!strcmp(op, "Max"))
+			r = x > y ? x : y;
+		else if (!strcmp(op, "Min"))
+			r = x < y ? x : y;
+		else if (!strcmp(op, "Pow"))
+			r = ipow(x, y);
+		else if (!strcmp(op, "Mod"))
+			/* fmod: the sign of the dividend (C's %); else of the divisor. */
+			r = gop_attr_int(n, "fmod", 0) || !(x % y) || (x % y < 0) == (y < 0) ?
+			    x % y : x % y + y;
+		else
+			r = x / y;
 		((int64_t *)f.v)[i] = r;
 	}
 	return fval_out(b, n, &f);
@@ -386,10 +448,15 @@ int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
 	}
 	if (!any_int || in[0].dtype != VNPU_DTYPE_INT64 || n->num_out != 1)
 		return VNPU_SUCCESS;
-	if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) &&
+	if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
+	     !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Mod") || !strcmp(op, "Pow")) &&
 	    given == 2 && in[1].dtype == VNPU_DTYPE_INT64) {
 		*folded = 1;
 		return fold_arith(b, n, in);
+	}
+	if (!strcmp(op, "Trilu")) {
+		*folded = 1;
+		return fold_trilu(b, n, in, given);
 	}
 	if (!strcmp(op, "Concat")) {
 		for (size_t j = 0; j < given; j++)

@@ -551,15 +551,30 @@ void gop_tl_init(struct tlaunch *l, enum vnpu_op op, uint32_t rank, const int64_
 		l->norm[i] = -1;
 }
 
+/* The ONNX operators that are one elementwise device operator. */
+static const struct {
+	const char *name;
+	enum vnpu_op op;
+} unary_ops[] = {
+	{ "Relu", VNPU_OP_T_RELU }, { "Exp", VNPU_OP_T_EXP }, { "Sigmoid", VNPU_OP_T_SIGMOID },
+	{ "Tanh", VNPU_OP_T_TANH }, { "Log", VNPU_OP_T_LOG }, { "Floor", VNPU_OP_T_FLOOR },
+	{ "Ceil", VNPU_OP_T_CEIL }, { "Round", VNPU_OP_T_ROUND }, { "Sin", VNPU_OP_T_SIN },
+	{ "Cos", VNPU_OP_T_COS }, { "Tan", VNPU_OP_T_TAN }, { "Asin", VNPU_OP_T_ASIN },
+	{ "Acos", VNPU_OP_T_ACOS }, { "Atan", VNPU_OP_T_ATAN }, { "Sinh", VNPU_OP_T_SINH },
+	{ "Cosh", VNPU_OP_T_COSH }, { "Asinh", VNPU_OP_T_ASINH }, { "Acosh", VNPU_OP_T_ACOSH },
+	{ "Atanh", VNPU_OP_T_ATANH },
+};
+
 static int op_unary_t(struct gbuild *b, struct gnode *n)
 {
-	const char *op = n->np->op_type;
-	enum vnpu_op kop = !strcmp(op, "Relu") ? VNPU_OP_T_RELU : !strcmp(op, "Exp") ? VNPU_OP_T_EXP :
-			   !strcmp(op, "Sigmoid") ? VNPU_OP_T_SIGMOID : VNPU_OP_T_TANH;
+	enum vnpu_op kop = VNPU_OP_T_RELU;
 	struct tlaunch l;
 	struct gtensor *x;
 	int status;
 
+	for (size_t i = 0; i < sizeof(unary_ops) / sizeof(unary_ops[0]); i++)
+		if (!strcmp(n->np->op_type, unary_ops[i].name))
+			kop = unary_ops[i].op;
 	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
 	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
@@ -648,6 +663,109 @@ static int op_transpose(struct gbuild *b, struct gnode *n)
 	return gop_tl_emit(b, n, &l);
 }
 
+int gop_launch_nd(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_t rank,
+		     const int64_t *shape, uint32_t axes, int ta, const uint64_t *sa, int tb,
+		     const uint64_t *sb, int tc, const uint64_t *sc)
+{
+	struct tlaunch l;
+
+	gop_tl_init(&l, op, rank, shape);
+	l.axes = axes;
+	l.ta = ta;
+	l.tb = tb;
+	l.tc = tc;
+	memcpy(l.sa, sa, rank * sizeof(*sa));
+	if (tb >= 0)
+		memcpy(l.sb, sb, rank * sizeof(*sb));
+	memcpy(l.sc, sc, rank * sizeof(*sc));
+	return gop_tl_emit(b, n, &l);
+}
+
+int gop_log_softmax(struct gbuild *b, const struct gnode *n, int x, int y, uint32_t rank,
+		    const int64_t *shape, uint32_t axes)
+{
+	int64_t kept[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t full[VNPU_HOST_TENSOR_MAX_RANK], red[VNPU_HOST_TENSOR_MAX_RANK];
+	int m, d, status;
+
+	for (uint32_t i = 0; i < rank; i++)
+		kept[i] = (axes >> i) & 1 ? 1 : shape[i];
+	gop_dense(shape, rank, full);
+	gop_dense(kept, rank, red);
+	for (uint32_t i = 0; i < rank; i++)
+		if ((axes >> i) & 1)
+			red[i] = 0;
+	if ((status = gop_scratch(b, n, gop_prod(kept, 0, rank), &m)) ||
+	    (status = gop_scratch(b, n, gop_prod(shape, 0, rank), &d)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MAX, rank, shape, axes, x, full, -1, NULL,
+				m, red)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, x, full, m, red, d, full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_EXP, rank, shape, 0, d, full, -1, NULL, y, full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_SUM, rank, shape, axes, y, full, -1, NULL,
+				m, red)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_LOG, rank, kept, 0, m, red, -1, NULL, m, red)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, d, full, m, red, y, full);
+}
+
+/*
+ * Hardmax over the one axis in @axes of the @rank-d view @shape: i the index
+ * of the first maximum (T_ARGMAX, as fp32), y = 1 - min(|iota - i|, 1) with
+ * iota the constant 0, 1, ... along the axis: exactly 1 at i, 0 elsewhere.
+ */
+static int hardmax(struct gbuild *b, struct gnode *n, uint32_t rank, const int64_t *shape,
+		   uint32_t axes)
+{
+	int64_t kept[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t full[VNPU_HOST_TENSOR_MAX_RANK], red[VNPU_HOST_TENSOR_MAX_RANK];
+	uint64_t along[VNPU_HOST_TENSOR_MAX_RANK] = { 0 }, zero[VNPU_HOST_TENSOR_MAX_RANK] = { 0 };
+	int y = n->out[0], idx, iota, t, k0, k1, status;
+	uint32_t axis = 0;
+	struct tlaunch l;
+	char name[64];
+	float *v;
+
+	while (!((axes >> axis) & 1))
+		axis++;
+	for (uint32_t i = 0; i < rank; i++)
+		kept[i] = i == axis ? 1 : shape[i];
+	gop_dense(shape, rank, full);
+	gop_dense(kept, rank, red);
+	red[axis] = 0;
+	along[axis] = 1;
+	v = malloc((size_t)shape[axis] * sizeof(*v));
+	if (!v)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t i = 0; i < shape[axis]; i++)
+		v[i] = (float)i;
+	snprintf(name, sizeof(name), "\x01iota.%d.%zu", n->index, b->num_tensors);
+	status = gb_add_weight(b, name, VNPU_DTYPE_FLOAT, 1, &shape[axis], v, &iota);
+	free(v);
+	if ((status = status ?: gop_scratch(b, n, gop_prod(kept, 0, rank), &idx)) ||
+	    (status = gop_scratch(b, n, gop_prod(shape, 0, rank), &t)) ||
+	    (status = gop_scalar(b, n, 0.0f, &k0)) || (status = gop_scalar(b, n, 1.0f, &k1)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_ARGMAX, rank, shape);
+	l.flags = VNPU_TENSOR_INDEX_FP32;
+	l.axes = axes;
+	l.ta = n->in[0];
+	l.tc = idx;
+	memcpy(l.sa, full, sizeof(full));
+	memcpy(l.sc, red, sizeof(red));
+	if ((status = gop_tl_emit(b, n, &l)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, iota, along, idx, red, y,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, k0, zero, y, full, t,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MAX, rank, shape, 0, y, full, t, full, y,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MIN, rank, shape, 0, y, full, k1, zero, y,
+				    full)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, shape, 0, k1, zero, y, full, y, full);
+}
+
+/* Softmax, LogSoftmax and Hardmax over @axis (before opset 13: the 2-D view). */
 static int op_softmax_t(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
@@ -679,6 +797,10 @@ static int op_softmax_t(struct gbuild *b, struct gnode *n)
 		gop_tl_init(&l, VNPU_OP_T_SOFTMAX, 2, two);
 		l.axes = 2;
 	}
+	if (!strcmp(n->np->op_type, "LogSoftmax"))
+		return gop_log_softmax(b, n, n->in[0], n->out[0], l.rank, l.shape, l.axes);
+	if (!strcmp(n->np->op_type, "Hardmax"))
+		return hardmax(b, n, l.rank, l.shape, l.axes);
 	gop_dense(l.shape, l.rank, l.sa);
 	gop_dense(l.shape, l.rank, l.sc);
 	l.ta = n->in[0];
@@ -723,7 +845,8 @@ static int op_reduce_t(struct gbuild *b, struct gnode *n)
 	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
 	const char *op = n->np->op_type;
 	enum vnpu_op kop = !strcmp(op, "ReduceSum") ? VNPU_OP_T_REDUCE_SUM :
-			   !strcmp(op, "ReduceMean") ? VNPU_OP_T_REDUCE_MEAN : VNPU_OP_T_REDUCE_MAX;
+			   !strcmp(op, "ReduceMean") ? VNPU_OP_T_REDUCE_MEAN :
+			   !strcmp(op, "ReduceProd") ? VNPU_OP_T_REDUCE_PROD : VNPU_OP_T_REDUCE_MAX;
 	int64_t axes[VNPU_HOST_TENSOR_MAX_RANK], sorted[VNPU_HOST_TENSOR_MAX_RANK];
 	struct gtensor *x;
 	size_t count;
@@ -1088,6 +1211,253 @@ static int op_conv(struct gbuild *b, struct gnode *n)
 	}
 }
 
+/*
+ * ConvTranspose's output size and begin padding along one spatial axis:
+ * pads, or with output_shape (or a SAME auto_pad) the total padding split
+ * as the operator's definition says (SAME_UPPER puts the smaller half
+ * first, the others the larger).
+ */
+static int conv_t_dim(const struct gnode *n, const char *auto_pad, int64_t in, int64_t k,
+		      int64_t s, int64_t d, int64_t op, int64_t pb, int64_t pe, int64_t want,
+		      int64_t *out, int64_t *pad_begin)
+{
+	int64_t full, total;
+
+	if (k < 1 || s < 1 || d < 1 || op < 0 || pb < 0 || pe < 0)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "bad kernel, stride, dilation, output padding or pads");
+	full = s * (in - 1) + op + (k - 1) * d + 1;
+	if (want > 0 || !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
+		int64_t o = want > 0 ? want : in * s, half;
+
+		total = full - o;
+		/* floor(total / 2), for negative totals too */
+		half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+		*pad_begin = !strcmp(auto_pad, "SAME_UPPER") ? half : total - half;
+		*out = o;
+	} else if (!strcmp(auto_pad, "NOTSET") || !strcmp(auto_pad, "VALID") || !auto_pad[0]) {
+		if (!strcmp(auto_pad, "VALID"))
+			pb = pe = 0;
+		*pad_begin = pb;
+		*out = full - pb - pe;
+	} else {
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "auto_pad '%s' not supported", auto_pad);
+	}
+	if (*out < 1 || (uint64_t)*out > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output size %lld", (long long)*out);
+	return VNPU_SUCCESS;
+}
+
+/*
+ * ConvTranspose (1-D and 2-D, any group): one T_DOT makes every kernel
+ * position's contribution Z[n][oc][kh kw][ih iw] = sum over the input
+ * channels of the group of W[ic][oc][kh][kw] X[n][ic][ih][iw]; Y starts as
+ * the bias (or 0) and each kernel position adds its slice of Z into the
+ * output positions ih * stride + kh * dilation - pad (T_ADD in place on a
+ * strided view of Y, the positions outside Y left out).
+ */
+static int op_conv_transpose(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
+					       "output_padding", "output_shape", "pads", "strides",
+					       NULL };
+	const char *const names[] = { "strides", "dilations", "output_padding", "kernel_shape" };
+	const Onnx__AttributeProto *a[4], *pads = gop_attr(n, "pads"), *osh;
+	int64_t v[4][2], pb[2] = { 0, 0 }, pe[2] = { 0, 0 }, want[2] = { 0, 0 };
+	int64_t in[2], k[2], out[2], pad0[2], dims[4], group, N, C, OC, OCg, Cg, KK, HW;
+	struct gtensor *x, *w, *bias;
+	char auto_pad[32];
+	int z, init, status, sp, has_bias;
+
+	status = gop_check_float_op(b, n, allowed, 2, 3);
+	if (status)
+		return status;
+	x = gop_in(b, n, 0);
+	w = gop_in(b, n, 1);
+	bias = gop_in(b, n, 2);
+	has_bias = bias != NULL;
+	sp = (int)x->rank - 2;
+	if ((sp != 1 && sp != 2) || w->rank != x->rank)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "only 1-D and 2-D transposed convolution is supported");
+	group = gop_attr_int(n, "group", 1);
+	N = x->dims[0];
+	C = x->dims[1];
+	if (group < 1 || C % group || w->dims[0] != C)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "group %lld, %lld input channels and weights for %lld do not fit",
+				 (long long)group, (long long)C, (long long)w->dims[0]);
+	OCg = w->dims[1];
+	OC = OCg * group;
+	Cg = C / group;
+	if (bias && (bias->rank != 1 || bias->dims[0] != OC))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bias of the wrong shape");
+	for (int i = 0; i < 4; i++) {
+		a[i] = gop_attr(n, names[i]);
+		if (a[i] && a[i]->n_ints != (size_t)sp)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%s of the wrong length",
+					 names[i]);
+	}
+	osh = gop_attr(n, "output_shape");
+	if ((pads && pads->n_ints != 2 * (size_t)sp) ||
+	    (osh && osh->n_ints != (size_t)sp && osh->n_ints != (size_t)sp + 2))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "pads or output_shape of the wrong length");
+	gop_attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	for (int i = 0; i < sp; i++) {
+		int j = i + 2 - sp;
+
+		for (int t = 0; t < 4; t++)
+			v[t][j] = a[t] ? a[t]->ints[i] : t < 2;
+		if (a[3] && a[3]->ints[i] != w->dims[2 + i])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "kernel_shape differs from the weights");
+		pb[j] = pads ? pads->ints[i] : 0;
+		pe[j] = pads ? pads->ints[i + sp] : 0;
+		want[j] = osh ? osh->ints[osh->n_ints - sp + i] : 0;
+	}
+	in[0] = sp == 2 ? x->dims[2] : 1;
+	in[1] = x->dims[x->rank - 1];
+	k[0] = sp == 2 ? w->dims[2] : 1;
+	k[1] = w->dims[w->rank - 1];
+	if (sp == 1) {
+		v[0][0] = v[1][0] = 1;
+		v[2][0] = 0;
+		want[0] = 0;
+	}
+	for (int j = 0; j < 2; j++) {
+		status = conv_t_dim(n, j == 0 && sp == 1 ? "NOTSET" : auto_pad, in[j], k[j], v[0][j],
+				    v[1][j], v[2][j], pb[j], pe[j], want[j], &out[j], &pad0[j]);
+		if (status != VNPU_SUCCESS)
+			return status;
+	}
+	dims[0] = N;
+	dims[1] = OC;
+	dims[2] = sp == 2 ? out[0] : out[1];
+	dims[3] = out[1];
+	status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	KK = k[0] * k[1];
+	HW = in[0] * in[1];
+	if ((status = gop_scratch(b, n, (uint64_t)(N * OC * KK * HW), &z)))
+		return status;
+	/* Z[n][g][ocg][kk][hw] = sum over icg of W[g Cg + icg][ocg][kk] X[n][g Cg + icg][hw]. */
+	{
+		int64_t shape[6] = { N, group, OCg, KK, HW, Cg };
+		uint64_t sa[6] = { 0, (uint64_t)(Cg * OCg * KK), (uint64_t)KK, 1, 0,
+				   (uint64_t)(OCg * KK) };
+		uint64_t sb[6] = { (uint64_t)(C * HW), (uint64_t)(Cg * HW), 0, 0, 1, (uint64_t)HW };
+		uint64_t sc[6] = { (uint64_t)(OC * KK * HW), (uint64_t)(OCg * KK * HW),
+				   (uint64_t)(KK * HW), (uint64_t)HW, 1, 0 };
+
+		status = gop_launch_nd(b, n, VNPU_OP_T_DOT, 6, shape, 1u << 5, n->in[1], sa,
+				       n->in[0], sb, z, sc);
+	}
+	/* Y = bias per output channel, or 0. */
+	if (status == VNPU_SUCCESS) {
+		int64_t shape[3] = { N, OC, out[0] * out[1] };
+		uint64_t sa[3] = { 0, has_bias, 0 };
+		uint64_t sc[3] = { (uint64_t)(OC * out[0] * out[1]), (uint64_t)(out[0] * out[1]), 1 };
+
+		init = n->in[2];
+		if (!has_bias)
+			status = gop_scalar(b, n, 0.0f, &init);
+		if (status == VNPU_SUCCESS)
+			status = gop_copy(b, n, 3, shape, init, 0, sa, n->out[0], 0, sc);
+	}
+	for (int64_t kh = 0; kh < k[0] && status == VNPU_SUCCESS; kh++)
+		for (int64_t kw = 0; kw < k[1] && status == VNPU_SUCCESS; kw++) {
+			int64_t lo[2], hi[2], kk[2] = { kh, kw }, shape[4];
+			struct tlaunch l;
+
+			/* The input rows (columns) whose output lies inside Y. */
+			for (int j = 0; j < 2; j++) {
+				int64_t base = kk[j] * v[1][j] - pad0[j], s = v[0][j];
+
+				lo[j] = base >= 0 ? 0 : (-base + s - 1) / s;
+				hi[j] = out[j] - 1 - base < 0 ? -1 : (out[j] - 1 - base) / s;
+				if (hi[j] > in[j] - 1)
+					hi[j] = in[j] - 1;
+			}
+			if (lo[0] > hi[0] || lo[1] > hi[1])
+				continue;
+			shape[0] = N;
+			shape[1] = OC;
+			shape[2] = hi[0] - lo[0] + 1;
+			shape[3] = hi[1] - lo[1] + 1;
+			gop_tl_init(&l, VNPU_OP_T_ADD, 4, shape);
+			l.sa[0] = (uint64_t)(OC * out[0] * out[1]);
+			l.sa[1] = (uint64_t)(out[0] * out[1]);
+			l.sa[2] = (uint64_t)(v[0][0] * out[1]);
+			l.sa[3] = (uint64_t)v[0][1];
+			l.oa = (uint64_t)((lo[0] * v[0][0] + kh * v[1][0] - pad0[0]) * out[1] +
+					  lo[1] * v[0][1] + kw * v[1][1] - pad0[1]);
+			memcpy(l.sc, l.sa, sizeof(l.sc));
+			l.oc = l.oa;
+			l.sb[0] = (uint64_t)(OC * KK * HW);
+			l.sb[1] = (uint64_t)(KK * HW);
+			l.sb[2] = (uint64_t)in[1];
+			l.sb[3] = 1;
+			l.ob = (uint64_t)((kh * k[1] + kw) * HW + lo[0] * in[1] + lo[1]);
+			l.ta = n->out[0];
+			l.tb = z;
+			l.tc = n->out[0];
+			status = gop_tl_emit(b, n, &l);
+		}
+	return status;
+}
+
+/*
+ * BatchNormalization in training mode (operator set 14): the batch mean m
+ * and population variance v per channel (T_REDUCE_MEAN over the view
+ * [N, C, D] of x and of its squared differences), T_BATCHNORM of @l with
+ * them, and the running statistics input * momentum + batch * (1 -
+ * momentum) as outputs 1 and 2 when the model uses them.
+ */
+static int batchnorm_training(struct gbuild *b, struct gnode *n, struct tlaunch *l)
+{
+	const struct gtensor *x = gop_in(b, n, 0);
+	float momentum = gop_attr_float(n, "momentum", 0.9f);
+	int64_t shape[3] = { x->dims[0], x->dims[1], (int64_t)gop_prod(x->dims, 2, x->rank) };
+	int64_t C = x->dims[1];
+	uint64_t full[3], per_c[3] = { 0, 1, 0 }, one = 1, zero = 0, count = x->count;
+	int m, v, d, k_mom, k_rest, status;
+
+	gop_dense(shape, 3, full);
+	if ((status = gop_scratch(b, n, (uint64_t)C, &m)) ||
+	    (status = gop_scratch(b, n, (uint64_t)C, &v)) ||
+	    (status = gop_scratch(b, n, count, &d)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MEAN, 3, shape, 5, n->in[0], full, -1,
+				    NULL, m, per_c)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 3, shape, 0, n->in[0], full, m, per_c, d,
+				    full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 3, shape, 0, d, full, d, full, d, full)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MEAN, 3, shape, 5, d, full, -1, NULL, v,
+				    per_c)))
+		return status;
+	l->norm[2] = m;
+	l->norm[3] = v;
+	status = gop_tl_emit(b, n, l);
+	if (status == VNPU_SUCCESS)
+		status = gop_scalar(b, n, momentum, &k_mom);
+	if (status == VNPU_SUCCESS)
+		status = gop_scalar(b, n, 1.0f - momentum, &k_rest);
+	for (size_t o = 1; o < 3 && o < n->num_out && status == VNPU_SUCCESS; o++) {
+		int batch = o == 1 ? m : v, y = n->out[o];
+
+		if (y < 0)
+			continue;
+		if ((status = gop_set_out(b, n, o, 1, &C)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, &C, 0, batch, &one, k_rest, &zero,
+					    batch, &one)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, &C, 0, n->in[2 + o], &one, k_mom,
+					    &zero, y, &one)))
+			return status;
+		status = gop_launch_nd(b, n, VNPU_OP_T_ADD, 1, &C, 0, y, &one, batch, &one, y, &one);
+	}
+	return status;
+}
+
 static int op_batchnorm(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "epsilon", "momentum", "training_mode", "spatial",
@@ -1096,14 +1466,17 @@ static int op_batchnorm(struct gbuild *b, struct gnode *n)
 	struct gtensor *x;
 	int status;
 
+	int training = gop_attr_int(n, "training_mode", 0) != 0;
+
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 5, 5)) ||
-	    (status = gop_single_output(n)))
+	    (!training && (status = gop_single_output(n))))
 		return status;
 	for (size_t j = 0; j < 5; j++)
 		if ((status = gop_need_float(b, n, j)))
 			return status;
-	if (gop_attr_int(n, "training_mode", 0))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'training_mode' = 1 not supported");
+	if (training && (b->opset < 14 || n->num_out > 3))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "training mode only as operator set 14 defines it (3 outputs)");
 	if (!gop_attr_int(n, "spatial", 1))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'spatial' = 0 not supported");
 	x = gop_in(b, n, 0);
@@ -1125,6 +1498,8 @@ static int op_batchnorm(struct gbuild *b, struct gnode *n)
 		l.norm[i] = n->in[1 + i];
 	l.epsilon = gop_attr_float(n, "epsilon", 1e-5f);
 	l.norm_axis = 1;
+	if (training)
+		return batchnorm_training(b, n, &l);
 	return gop_tl_emit(b, n, &l);
 }
 
@@ -1471,15 +1846,21 @@ static const struct gop_map core_ops[] = {
 	{ "Add", op_binary_t, 7 }, { "Sub", op_binary_t, 7 }, { "Mul", op_binary_t, 7 },
 	{ "Div", op_binary_t, 7 },
 	{ "Relu", op_unary_t, 7 }, { "Exp", op_unary_t, 7 }, { "Sigmoid", op_unary_t, 7 },
-	{ "Tanh", op_unary_t, 7 },
-	{ "Softmax", op_softmax_t, 7 },
+	{ "Tanh", op_unary_t, 7 }, { "Log", op_unary_t, 6 }, { "Floor", op_unary_t, 6 },
+	{ "Ceil", op_unary_t, 6 }, { "Round", op_unary_t, 11 }, { "Sin", op_unary_t, 7 },
+	{ "Cos", op_unary_t, 7 }, { "Tan", op_unary_t, 7 }, { "Asin", op_unary_t, 7 },
+	{ "Acos", op_unary_t, 7 }, { "Atan", op_unary_t, 7 }, { "Sinh", op_unary_t, 9 },
+	{ "Cosh", op_unary_t, 9 }, { "Asinh", op_unary_t, 9 }, { "Acosh", op_unary_t, 9 },
+	{ "Atanh", op_unary_t, 9 },
+	{ "Softmax", op_softmax_t, 7 }, { "LogSoftmax", op_softmax_t, 1 },
+	{ "Hardmax", op_softmax_t, 1 },
 	{ "ReduceSum", op_reduce_t, 7 }, { "ReduceMean", op_reduce_t, 7 },
-	{ "ReduceMax", op_reduce_t, 7 },
+	{ "ReduceMax", op_reduce_t, 7 }, { "ReduceProd", op_reduce_t, 1 },
 	{ "Gemm", op_gemm, 7 }, { "MatMul", op_matmul, 7 }, { "Transpose", op_transpose, 1 },
 	{ "Reshape", op_reshape, 7 }, { "Flatten", op_flatten, 7 }, { "Squeeze", op_squeeze, 7 },
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
 	{ "Constant", op_constant, 7 },
-	{ "Conv", op_conv, 7 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
+	{ "Conv", op_conv, 7 }, { "ConvTranspose", op_conv_transpose, 1 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
 	{ "GlobalAveragePool", op_global_pool, 1 }, { "GlobalMaxPool", op_global_pool, 1 },
 	{ "BatchNormalization", op_batchnorm, 7 },
 	{ NULL, NULL, 0 },
@@ -1488,7 +1869,7 @@ static const struct gop_map core_ops[] = {
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
-								gop_rnn_ops, gop_quant_ops };
+								gop_rnn_ops, gop_quant_ops, gop_loss_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);

@@ -5,7 +5,8 @@
  * The operator mapping's shared helpers (graph_ops.c) and the operators
  * of graph_ops_data.c (data movement), graph_ops_math.c (elementwise
  * operators lowered onto the device's arithmetic), graph_ops_rnn.c
- * (recurrent layers unrolled over the sequence) and graph_fold.c (shape
+ * (recurrent layers unrolled over the sequence), graph_ops_loss.c (the
+ * losses over class scores) and graph_fold.c (shape
  * arithmetic folded at load). Private to graph/.
  */
 #ifndef VNPU_GRAPH_OPS_H
@@ -85,6 +86,18 @@ int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l);
 int gop_reduce(struct gbuild *b, struct gnode *n, enum vnpu_op op, const int64_t *axes,
 	       size_t count, int keep);
 
+/* One launch of @op over the @rank-d @shape: A, B (or -1) and C with strides. */
+int gop_launch_nd(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_t rank,
+		  const int64_t *shape, uint32_t axes, int ta, const uint64_t *sa, int tb,
+		  const uint64_t *sb, int tc, const uint64_t *sc);
+/*
+ * LogSoftmax of tensor @x into @y over the @axes (bit mask) of their
+ * @rank-d view @shape: with m the maximum over the axes and d = x - m,
+ * y = d - log(sum of exp(d)).
+ */
+int gop_log_softmax(struct gbuild *b, const struct gnode *n, int x, int y, uint32_t rank,
+		    const int64_t *shape, uint32_t axes);
+
 /* Copies the @rank-d window @shape of A (offset, strides) into C (T_COPY). */
 int gop_copy(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64_t *shape,
 	     int ta, uint64_t oa, const uint64_t *sa, int tc, uint64_t oc, const uint64_t *sc);
@@ -108,6 +121,7 @@ struct gop_map {
 extern const struct gop_map gop_data_ops[];
 extern const struct gop_map gop_math_ops[];
 extern const struct gop_map gop_rnn_ops[];
+extern const struct gop_map gop_loss_ops[];
 extern const struct gop_map gop_quant_ops[];
 
 /* Shape arithmetic folded at load (graph_fold.c): 1 when @n was folded. */

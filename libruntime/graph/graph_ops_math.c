@@ -16,7 +16,13 @@
  *   HardSigmoid     max(0, min(1, alpha x + beta)); HardSwish x * that
  *   Softsign        x / (1 + |x|)
  *   Sum Mean Max Min  a chain of binary operators (and a scale)
- *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2
+ *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2,
+ *                   ReduceLogSum, ReduceLogSumExp
+ *   Softplus        max(x, 0) + log(exp(-|x|) + 1)
+ *   ThresholdedRelu Shrink Sign  by exact steps (x > a) from the
+ *                   difference scaled by 2^254 and clamped to [0, 1]
+ *   LRN             x / exp(beta log(bias + alpha avgpool(x^2) over channels))
+ *   ArgMax ArgMin   T_ARGMAX, T_ARGMIN, the int32 indices widened to int64
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
  *   LayerNormalization, InstanceNormalization: mean and variance per row
@@ -341,6 +347,135 @@ static int op_softsign(struct gbuild *b, struct gnode *n)
 	return ew(b, n, VNPU_OP_T_DIV, x, t, y);
 }
 
+/*
+ * t = 1 where x > alpha (x < alpha with @below), else 0, NaN included:
+ * the difference scaled by 2^254 (the smallest positive difference, 2^-149,
+ * becomes 2^105) and clamped to [0, 1]; T_MAX with the difference first
+ * turns NaN into 0.
+ */
+static int step_of(struct gbuild *b, const struct gnode *n, int x, float alpha, int below, int t)
+{
+	int status = ew_const(b, n, VNPU_OP_T_SUB, x, alpha, below, t);
+
+	if (status || (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0x1p127f, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0x1p127f, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, t, 0.0f, 0, t)))
+		return status;
+	return ew_const(b, n, VNPU_OP_T_MIN, t, 1.0f, 0, t);
+}
+
+/* ThresholdedRelu: max(x, alpha) * (x > alpha), exact (no inf times 0). */
+static int op_thresholded_relu(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", NULL };
+	float alpha = gop_attr_float(n, "alpha", 1.0f);
+	int x = n->in[0], y = n->out[0], t, status = unary_prologue(b, n, allowed);
+
+	if (status || (status = temp(b, n, &t)) || (status = step_of(b, n, x, alpha, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, x, alpha, 0, y)))
+		return status;
+	return ew(b, n, VNPU_OP_T_MUL, y, t, y);
+}
+
+/*
+ * Shrink: (max(x, lambd) - bias) * (x > lambd) + (min(x, -lambd) + bias) *
+ * (x < -lambd); each factor finite where its step is 0, so exact.
+ */
+static int op_shrink(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "bias", "lambd", NULL };
+	float lambd = gop_attr_float(n, "lambd", 0.5f), bias = gop_attr_float(n, "bias", 0.0f);
+	int x = n->in[0], y = n->out[0], t, u, status = unary_prologue(b, n, allowed);
+
+	if (status)
+		return status;
+	if (!(lambd >= 0))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "lambd %g below 0", lambd);
+	if ((status = temp(b, n, &t)) || (status = temp(b, n, &u)) ||
+	    (status = step_of(b, n, x, lambd, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, x, lambd, 0, y)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_SUB, y, bias, 0, y)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, y, t, y)) ||
+	    (status = step_of(b, n, x, -lambd, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, x, -lambd, 0, u)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, u, bias, 0, u)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, u, t, u)))
+		return status;
+	return ew(b, n, VNPU_OP_T_ADD, y, u, y);
+}
+
+/*
+ * Sign: (x > 0) - (x < 0), plus 0 times x clamped to [-1, 1] (with the
+ * bound first, T_MIN and T_MAX keep a NaN), which is NaN for NaN only.
+ */
+static int op_sign(struct gbuild *b, struct gnode *n)
+{
+	int x = n->in[0], y = n->out[0], t, status = unary_prologue(b, n, NULL);
+
+	if (status || (status = temp(b, n, &t)) || (status = step_of(b, n, x, 0.0f, 0, y)) ||
+	    (status = step_of(b, n, x, 0.0f, 1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_SUB, y, t, y)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MIN, x, 1.0f, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MAX, t, -1.0f, 1, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, t, 0.0f, 0, t)))
+		return status;
+	return ew(b, n, VNPU_OP_T_ADD, y, t, y);
+}
+
+/*
+ * LRN: the sum of squares over a window of @size channels is T_AVGPOOL
+ * (padding counted) over the view [N, 1, C, d...] of x * x times size, so
+ * y = x / exp(beta * log(bias + alpha * avgpool(x * x))).
+ */
+static int op_lrn(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "alpha", "beta", "bias", "size", NULL };
+	float alpha = gop_attr_float(n, "alpha", 0.0001f), beta = gop_attr_float(n, "beta", 0.75f);
+	float bias = gop_attr_float(n, "bias", 1.0f);
+	int64_t size = gop_attr_int(n, "size", 0), v[4];
+	int x = n->in[0], y = n->out[0], t, u, status = unary_prologue(b, n, allowed);
+	const struct gtensor *xt;
+	struct tlaunch l;
+
+	if (status)
+		return status;
+	xt = gop_in(b, n, 0);
+	if (xt->rank < 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input of rank %u, at least 2 expected",
+				 xt->rank);
+	if (size < 1 || size > 4096)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "size %lld outside 1..4096",
+				 (long long)size);
+	v[0] = xt->dims[0];
+	v[1] = 1;
+	v[2] = xt->dims[1];
+	v[3] = (int64_t)gop_prod(xt->dims, 2, xt->rank);
+	if ((status = temp(b, n, &t)) || (status = temp(b, n, &u)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, x, x, t)))
+		return status;
+	gop_tl_init(&l, VNPU_OP_T_AVGPOOL, 4, v);
+	l.flags = VNPU_TENSOR_COUNT_INCLUDE_PAD;
+	l.window = (struct vnpu_tensor_window){
+		.kernel_h = (uint32_t)size, .kernel_w = 1, .stride_h = 1, .stride_w = 1,
+		.dilation_h = 1, .dilation_w = 1, .pad_top = (uint32_t)((size - 1) / 2),
+		.pad_bottom = (uint32_t)(size / 2), .out_h = (uint32_t)v[2],
+		.out_w = (uint32_t)v[3],
+	};
+	gop_dense(v, 4, l.sa);
+	memcpy(l.sc, l.sa, sizeof(l.sc));
+	l.out_rank = 4;
+	l.ta = t;
+	l.tc = u;
+	if ((status = gop_tl_emit(b, n, &l)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, u, alpha, 0, u)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, u, bias, 0, u)) ||
+	    (status = ew(b, n, VNPU_OP_T_LOG, u, -1, u)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, u, beta, 0, u)) ||
+	    (status = ew(b, n, VNPU_OP_T_EXP, u, -1, u)))
+		return status;
+	return ew(b, n, VNPU_OP_T_DIV, x, u, y);
+}
+
 /* Sum, Mean, Max, Min of one or more inputs, broadcast together. */
 static int op_variadic(struct gbuild *b, struct gnode *n)
 {
@@ -382,16 +517,19 @@ static int op_variadic(struct gbuild *b, struct gnode *n)
 }
 
 /*
- * ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2: the input transformed into
- * a scratch tensor (negated, squared, absolute), reduced into the output by
- * the mapping of ReduceMax or ReduceSum, then transformed back.
+ * ReduceMin, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum,
+ * ReduceLogSumExp: the input transformed into a scratch tensor (negated,
+ * squared, absolute, exponentiated), reduced into the output by the mapping
+ * of ReduceMax or ReduceSum, then transformed back (negated, square root,
+ * logarithm).
  */
 static int op_reduce_more(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
 	const char *op = n->np->op_type;
 	int min = !strcmp(op, "ReduceMin"), l2 = !strcmp(op, "ReduceL2");
-	int l1 = !strcmp(op, "ReduceL1");
+	int l1 = !strcmp(op, "ReduceL1"), lse = !strcmp(op, "ReduceLogSumExp");
+	int logsum = !strcmp(op, "ReduceLogSum");
 	int64_t axes[MAX_RANK], sorted[MAX_RANK];
 	struct gtensor *x;
 	size_t count;
@@ -413,17 +551,21 @@ static int op_reduce_more(struct gbuild *b, struct gnode *n)
 		for (uint32_t i = 0; i < x->rank; i++)
 			axes[count++] = i;
 	status = gop_norm_axes(n, axes, count, x->rank, sorted);
-	if (status == VNPU_SUCCESS)
+	t = x_id;	/* ReduceLogSum reduces x itself */
+	if (status == VNPU_SUCCESS && !logsum)
 		status = gop_scratch(b, n, gop_in(b, n, 0)->count, &t);
 	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, 0);
-	gb_set_shape(&b->tensors[t], VNPU_DTYPE_FLOAT, x->rank, x->dims);
+	if (!logsum)
+		gb_set_shape(&b->tensors[t], VNPU_DTYPE_FLOAT, x->rank, x->dims);
 	if (min || l1)
 		status = ew_const(b, n, VNPU_OP_T_SUB, x_id, 0.0f, 1, t);
 	if (status == VNPU_SUCCESS && l1)
 		status = ew(b, n, VNPU_OP_T_MAX, x_id, t, t);
-	if (status == VNPU_SUCCESS && !min && !l1)
+	if (status == VNPU_SUCCESS && lse)
+		status = ew(b, n, VNPU_OP_T_EXP, x_id, -1, t);
+	if (status == VNPU_SUCCESS && !min && !l1 && !lse && !logsum)
 		status = ew(b, n, VNPU_OP_T_MUL, x_id, x_id, t);
 	if (status != VNPU_SUCCESS)
 		return status;
@@ -436,6 +578,102 @@ static int op_reduce_more(struct gbuild *b, struct gnode *n)
 		status = ew_const(b, n, VNPU_OP_T_SUB, n->out[0], 0.0f, 1, n->out[0]);
 	if (status == VNPU_SUCCESS && l2)
 		status = sqrt_of(b, n, n->out[0], n->out[0]);
+	if (status == VNPU_SUCCESS && (lse || logsum))
+		status = ew(b, n, VNPU_OP_T_LOG, n->out[0], -1, n->out[0]);
+	return status;
+}
+
+/*
+ * Softplus: log(exp(x) + 1) as max(x, 0) + log(exp(-|x|) + 1), which does
+ * not overflow for large x.
+ */
+static int op_softplus(struct gbuild *b, struct gnode *n)
+{
+	int t, status = unary_prologue(b, n, NULL);
+	int x = n->in[0], y = n->out[0];
+
+	if (status == VNPU_SUCCESS)
+		status = temp(b, n, &t);
+	if (status == VNPU_SUCCESS)
+		status = ew_const(b, n, VNPU_OP_T_SUB, x, 0.0f, 1, t);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_MIN, x, t, t);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_EXP, t, -1, t);
+	if (status == VNPU_SUCCESS)
+		status = ew_const(b, n, VNPU_OP_T_ADD, t, 1.0f, 0, t);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_LOG, t, -1, t);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_RELU, x, -1, y);
+	if (status == VNPU_SUCCESS)
+		status = ew(b, n, VNPU_OP_T_ADD, y, t, y);
+	return status;
+}
+
+/*
+ * ArgMax, ArgMin: T_ARGMAX or T_ARGMIN over the axis into an int32 scratch
+ * tensor, then each index copied into the low word of its int64 output
+ * element (little endian) and 0 into the high word: indices are never
+ * negative.
+ */
+static int op_arg(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed_old[] = { "axis", "keepdims", NULL };
+	static const char *const allowed[] = { "axis", "keepdims", "select_last_index", NULL };
+	int64_t axis = gop_attr_int(n, "axis", 0), dims[MAX_RANK], kept[MAX_RANK], one = 1;
+	int last = (int)gop_attr_int(n, "select_last_index", 0);
+	int keep = gop_attr_int(n, "keepdims", 1) != 0;
+	uint64_t sa[MAX_RANK], sc[MAX_RANK], two = 2, zero = 0;
+	struct gtensor *x, *y;
+	struct tlaunch l;
+	uint32_t rank = 0;
+	int idx, zero_id, status;
+
+	status = gop_check_float_op(b, n, b->opset >= 12 ? allowed : allowed_old, 1, 1);
+	if (status)
+		return status;
+	x = gop_in(b, n, 0);
+	if (!x->rank || axis < -(int64_t)x->rank || axis >= (int64_t)x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)axis, x->rank);
+	if (last != 0 && last != 1)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "select_last_index %d is not 0 or 1",
+				 last);
+	if (axis < 0)
+		axis += x->rank;
+	if (x->dims[axis] > INT32_MAX)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "axis of more than 2^31 - 1 elements");
+	for (uint32_t i = 0; i < x->rank; i++) {
+		kept[i] = i == axis ? 1 : x->dims[i];
+		if (i != axis || keep)
+			dims[rank++] = kept[i];
+	}
+	status = gop_set_out(b, n, 0, rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	y = &b->tensors[n->out[0]];
+	gb_set_shape(y, VNPU_DTYPE_INT64, rank, dims);
+	if ((status = gop_scratch(b, n, y->count, &idx)) ||
+	    (status = gop_scalar(b, n, 0.0f, &zero_id)))
+		return status;
+	gop_tl_init(&l, !strcmp(n->np->op_type, "ArgMax") ? VNPU_OP_T_ARGMAX : VNPU_OP_T_ARGMIN,
+		    x->rank, x->dims);
+	l.flags = last ? VNPU_TENSOR_SELECT_LAST : 0;
+	l.axes = 1u << axis;
+	gop_dense(x->dims, x->rank, l.sa);
+	gop_dense(kept, x->rank, l.sc);
+	l.sc[axis] = 0;
+	l.ta = n->in[0];
+	l.tc = idx;
+	status = gop_tl_emit(b, n, &l);
+	one = (int64_t)y->count;
+	sa[0] = 1;
+	sc[0] = 2;
+	if (status == VNPU_SUCCESS)
+		status = gop_copy(b, n, 1, &one, idx, 0, sa, n->out[0], 0, &two);
+	if (status == VNPU_SUCCESS)
+		status = gop_copy(b, n, 1, &one, zero_id, 0, &zero, n->out[0], 1, sc);
 	return status;
 }
 
@@ -649,6 +887,9 @@ const struct gop_map gop_math_ops[] = {
 	{ "Min", op_variadic, 8 },
 	{ "ReduceMin", op_reduce_more, 1 }, { "ReduceSumSquare", op_reduce_more, 1 },
 	{ "ReduceL1", op_reduce_more, 1 }, { "ReduceL2", op_reduce_more, 1 },
+	{ "ReduceLogSum", op_reduce_more, 1 }, { "ReduceLogSumExp", op_reduce_more, 1 },
+	{ "Softplus", op_softplus, 1 }, { "ThresholdedRelu", op_thresholded_relu, 10 },
+	{ "Shrink", op_shrink, 9 }, { "Sign", op_sign, 9 }, { "LRN", op_lrn, 1 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
 	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
 	{ "InstanceNormalization", op_instance_norm, 6 },
 	{ NULL, NULL, 0 },

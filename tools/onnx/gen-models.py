@@ -176,7 +176,7 @@ def bad(out):
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"], name="mismatch")],
                           "shape_mismatch", [x], [y], [w3])
     save(model(g), os.path.join(d, "shape_mismatch.onnx"), check=False)
-    g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], name="hardmax")],
+    g = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="det")],
                           "unsupported_op", [x], [y])
     save(model(g), os.path.join(d, "unsupported_op.onnx"))
     # Add from operator set 6: no numpy broadcasting yet, not what the device runs.
@@ -249,6 +249,21 @@ def bad_operators(d, x):
         hidden_size=2, activations=["Relu", "Tanh"])
     one("resize_linear", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="linear")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
+    one("conv_transpose_weights", "ConvTranspose", ["x4", "W"],
+        {"x4": np.ones((1, 4, 5, 5), np.float32), "W": np.ones((3, 1, 3, 3), np.float32)})
+    one("shrink_lambd", "Shrink", ["x"], {}, lambd=-1.0)
+    one("batchnorm_training", "BatchNormalization", ["x", "s", "b", "m", "v"],
+        {k: np.ones(4, np.float32) for k in "sbmv"}, training_mode=1)
+    one("argmax_axis", "ArgMax", ["x"], {}, axis=2)
+    one("argmin_select", "ArgMin", ["x"], {}, select_last_index=2)
+    one("logsoftmax_axis", "LogSoftmax", ["x"], {}, axis=-3)
+    one("nll_target", "NegativeLogLikelihoodLoss", ["x", "t"], {"t": i64(0, 7)})
+    one("nll_reduction", "NegativeLogLikelihoodLoss", ["x", "t"], {"t": i64(0, 1)},
+        reduction="max")
+    one("sce_weight", "SoftmaxCrossEntropyLoss", ["x", "t", "w"],
+        {"t": i64(0, 1), "w": f32(1, 2)})
+    one("gather_elements_index", "GatherElements", ["x", "i"],
+        {"i": np.array([[0, 5]], np.int64)}, axis=1)
     # float16 and the quantisation operators (x is 2 x 4).
     f16 = lambda *s: np.ones(s, np.float16)
     one("gemm_fp16_alpha", "Gemm", ["a16", "b16"], {"a16": f16(2, 3), "b16": f16(3, 4)},

@@ -630,6 +630,27 @@ struct drm_vnpu_cmd {
 #define DRM_VNPU_OP_T_AVGPOOL 0x23u
 /* Per-channel normalization, &drm_vnpu_tensor_args.norm: */
 #define DRM_VNPU_OP_T_BATCHNORM 0x24u
+/* Elementwise, A only (1.5): */
+#define DRM_VNPU_OP_T_LOG 0x25u
+#define DRM_VNPU_OP_T_FLOOR 0x26u
+#define DRM_VNPU_OP_T_CEIL 0x27u
+#define DRM_VNPU_OP_T_ROUND 0x28u
+#define DRM_VNPU_OP_T_SIN 0x29u
+#define DRM_VNPU_OP_T_COS 0x2au
+#define DRM_VNPU_OP_T_TAN 0x2bu
+#define DRM_VNPU_OP_T_ASIN 0x2cu
+#define DRM_VNPU_OP_T_ACOS 0x2du
+#define DRM_VNPU_OP_T_ATAN 0x2eu
+#define DRM_VNPU_OP_T_SINH 0x2fu
+#define DRM_VNPU_OP_T_COSH 0x30u
+#define DRM_VNPU_OP_T_ASINH 0x31u
+#define DRM_VNPU_OP_T_ACOSH 0x32u
+#define DRM_VNPU_OP_T_ATANH 0x33u
+/* Over the axes, C an int32 index (1.5): */
+#define DRM_VNPU_OP_T_ARGMAX 0x34u
+#define DRM_VNPU_OP_T_ARGMIN 0x35u
+/* Over the axes (1.5): */
+#define DRM_VNPU_OP_T_REDUCE_PROD 0x36u
 
 /* Largest @m, @n or @k of an operator, and largest tensor dimension. */
 #define DRM_VNPU_KERNEL_MAX_DIM 0x1000000u
@@ -721,6 +742,10 @@ struct drm_vnpu_kernel_args {
 #define DRM_VNPU_TENSOR_MAX_POINTS 0x10000000000ULL
 /* &drm_vnpu_tensor_args.flags of AVGPOOL: padding counts in the divisor. */
 #define DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
+/* &drm_vnpu_tensor_args.flags of ARGMAX and ARGMIN: the last extremum (1.5). */
+#define DRM_VNPU_TENSOR_SELECT_LAST 0x2u
+/* &drm_vnpu_tensor_args.flags of ARGMAX and ARGMIN: fp32 indices (1.5). */
+#define DRM_VNPU_TENSOR_INDEX_FP32 0x4u
 /* Size of the first version of &struct drm_vnpu_tensor_args (1.4). */
 #define DRM_VNPU_TENSOR_ARGS_SIZE_V1 224u
 /* Size of &struct drm_vnpu_tensor_args with the element types (1.5). */
@@ -847,19 +872,48 @@ struct drm_vnpu_tensor_norm {
  * T_REDUCE_MAX    C[o] = max of A[i] over the axes in @axes         --
  * T_SOFTMAX       C[i] = exp(A[i] - max) / sum of exp over @axes    --
  * T_DOT           C[o] = sum of A[i] * B[i] over the axes in @axes  yes
+ * T_LOG           C[i] = log(A[i]) (3)                              --
+ * T_FLOOR         C[i] = floor(A[i])                                --
+ * T_CEIL          C[i] = ceil(A[i])                                 --
+ * T_ROUND         C[i] = A[i] rounded to the nearest integer, ties  --
+ *                 to even
+ * T_SIN .. T_TAN  C[i] = sin, cos, tan of A[i] (3)                  --
+ * T_ASIN ..       C[i] = asin, acos, atan of A[i] (3)               --
+ * T_ATAN
+ * T_SINH ..       C[i] = sinh, cosh, asinh, acosh, atanh of A[i]    --
+ * T_ATANH         (3)
+ * T_ARGMAX        C[o] = the index of the maximum of A over the     --
+ *                 axes in @axes (1) (4)
+ * T_ARGMIN        C[o] = the index of the minimum (1) (4)           --
+ * T_REDUCE_PROD   C[o] = product of A[i] over the axes (1) (3)      --
  * ==============  ================================================  =====
  *
  * (1) o is i with the axes in @axes removed: C has stride 0 on them, so
  * ``keepdims`` is only a matter of the shape the caller gives C. @axes is
  * a bitmask of dimensions (bit d: dimension d), non-zero and below
- * ``1 << ndim`` for the five operators over axes, 0 for the others.
+ * ``1 << ndim`` for the eight operators over axes, 0 for the others.
  * Reductions and the DOT add in fp32 in row-major order of the reduced
- * axes, starting from 0 (MAX from -inf); SOFTMAX subtracts the maximum
- * over the axes before exponentiation. T_DOT is a batched matrix product:
- * with dimensions (batch..., m, n, k), A strided (..., lda, 0, 1), B
- * (..., 0, 1, ldb) and C (..., ldc, 1, 0), @axes selecting k. (2) ADD,
+ * axes, starting from 0 (MAX from -inf; REDUCE_PROD multiplies, from 1);
+ * SOFTMAX subtracts the maximum over the axes before exponentiation.
+ * T_DOT is a batched matrix product: with dimensions (batch..., m, n, k),
+ * A strided (..., lda, 0, 1), B (..., 0, 1, ldb) and C (..., ldc, 1, 0),
+ * @axes selecting k. (2) ADD,
  * SUB, MUL, DIV, MAX and MIN; MAX is A > B ? A : B and MIN A < B ? A : B
- * (NaN in A gives B).
+ * (NaN in A gives B). (3) Since 1.5. Computed in double and rounded to
+ * fp32: within one fp32 ulp of the exact value, NaN outside the domain
+ * (log of a negative number, asin and acos outside [-1, 1], acosh below 1,
+ * atanh outside [-1, 1]), log(0) = -inf, atanh(+-1) = +-inf. SIN, COS and
+ * TAN reduce the argument by pi / 2 to 99 bits: exact to |A| of about
+ * 2^20, and their error grows with |A| beyond (the result stays within
+ * [-1, 1] for SIN and COS). FLOOR, CEIL and ROUND keep the sign of zero.
+ * (4) Since 1.5. C holds int32 indices (bit patterns, not fp32 values), or
+ * with %DRM_VNPU_TENSOR_INDEX_FP32 in @flags the same indices as fp32
+ * values (exact below 2^24): the row-major position of the extremum among
+ * the reduced points, the first one, or the last with
+ * %DRM_VNPU_TENSOR_SELECT_LAST in @flags. NaN
+ * is above every number for ARGMAX and below for ARGMIN (numpy's argmax
+ * and argmin). The reduced axes hold at most 2^31 - 1 points; A may be of
+ * any element type, C's must be fp32 (@dtype_c 0).
  *
  * **Windows.** IM2COL, MAXPOOL and AVGPOOL take @ndim 4, @shape the input
  * N x C x H x W, A strided over those four dimensions, and @window. MAXPOOL
@@ -914,7 +968,11 @@ struct drm_vnpu_tensor_norm {
 struct drm_vnpu_tensor_args {
 	/** @op: DRM_VNPU_OP_T_*. */
 	__u32 op;
-	/** @flags: %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD for AVGPOOL, else 0. */
+	/**
+	 * @flags: %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD for AVGPOOL,
+	 * %DRM_VNPU_TENSOR_SELECT_LAST and %DRM_VNPU_TENSOR_INDEX_FP32 for
+	 * ARGMAX and ARGMIN, else 0.
+	 */
 	__u32 flags;
 	/** @ndim: dimensions of the iteration space. */
 	__u32 ndim;

@@ -58,6 +58,25 @@ extern "C" {
  * @VNPU_OP_T_MAXPOOL: 2-D max pooling of N x C x H x W
  * @VNPU_OP_T_AVGPOOL: 2-D average pooling of N x C x H x W
  * @VNPU_OP_T_BATCHNORM: inference batch normalization per channel
+ * @VNPU_OP_T_LOG: C[i] = log(A[i]) (uAPI 1.5, like every operator below)
+ * @VNPU_OP_T_FLOOR: C[i] = floor(A[i])
+ * @VNPU_OP_T_CEIL: C[i] = ceil(A[i])
+ * @VNPU_OP_T_ROUND: C[i] = A[i] rounded to the nearest integer, ties to even
+ * @VNPU_OP_T_SIN: C[i] = sin(A[i])
+ * @VNPU_OP_T_COS: C[i] = cos(A[i])
+ * @VNPU_OP_T_TAN: C[i] = tan(A[i])
+ * @VNPU_OP_T_ASIN: C[i] = asin(A[i])
+ * @VNPU_OP_T_ACOS: C[i] = acos(A[i])
+ * @VNPU_OP_T_ATAN: C[i] = atan(A[i])
+ * @VNPU_OP_T_SINH: C[i] = sinh(A[i])
+ * @VNPU_OP_T_COSH: C[i] = cosh(A[i])
+ * @VNPU_OP_T_ASINH: C[i] = asinh(A[i])
+ * @VNPU_OP_T_ACOSH: C[i] = acosh(A[i])
+ * @VNPU_OP_T_ATANH: C[i] = atanh(A[i])
+ * @VNPU_OP_T_ARGMAX: int32 index (row-major over the axes) of the maximum of
+ *	A over the axes; the first, or the last with VNPU_TENSOR_SELECT_LAST
+ * @VNPU_OP_T_ARGMIN: int32 index of the minimum of A over the axes
+ * @VNPU_OP_T_REDUCE_PROD: product of A over the axes
  *
  * Data is fp32 (IEEE single) and row-major unless said otherwise; the
  * numbers are the driver's (uapi/drm/vnpu_accel.h has the exact rules).
@@ -102,6 +121,24 @@ enum vnpu_op {
 	VNPU_OP_T_MAXPOOL = 0x22,
 	VNPU_OP_T_AVGPOOL = 0x23,
 	VNPU_OP_T_BATCHNORM = 0x24,
+	VNPU_OP_T_LOG = 0x25,
+	VNPU_OP_T_FLOOR = 0x26,
+	VNPU_OP_T_CEIL = 0x27,
+	VNPU_OP_T_ROUND = 0x28,
+	VNPU_OP_T_SIN = 0x29,
+	VNPU_OP_T_COS = 0x2a,
+	VNPU_OP_T_TAN = 0x2b,
+	VNPU_OP_T_ASIN = 0x2c,
+	VNPU_OP_T_ACOS = 0x2d,
+	VNPU_OP_T_ATAN = 0x2e,
+	VNPU_OP_T_SINH = 0x2f,
+	VNPU_OP_T_COSH = 0x30,
+	VNPU_OP_T_ASINH = 0x31,
+	VNPU_OP_T_ACOSH = 0x32,
+	VNPU_OP_T_ATANH = 0x33,
+	VNPU_OP_T_ARGMAX = 0x34,
+	VNPU_OP_T_ARGMIN = 0x35,
+	VNPU_OP_T_REDUCE_PROD = 0x36,
 };
 
 /* struct vnpu_kernel flags for the GEMMs: A (B) is stored transposed. */
@@ -154,6 +191,10 @@ int vnpu_launch_kernel(struct vnpu_stream stream, const struct vnpu_kernel *kern
 #define VNPU_TENSOR_MAX_DIMS 6
 /* struct vnpu_tensor flags of VNPU_OP_T_AVGPOOL: padding counts. */
 #define VNPU_TENSOR_COUNT_INCLUDE_PAD 0x1u
+/* struct vnpu_tensor flags of VNPU_OP_T_ARGMAX and _ARGMIN: the last extremum. */
+#define VNPU_TENSOR_SELECT_LAST 0x2u
+/* struct vnpu_tensor flags of VNPU_OP_T_ARGMAX and _ARGMIN: fp32 indices. */
+#define VNPU_TENSOR_INDEX_FP32 0x4u
 
 /**
  * struct vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
@@ -200,7 +241,9 @@ struct vnpu_tensor_norm {
 /**
  * struct vnpu_tensor - one N-d tensor operator launch
  * @op: a VNPU_OP_T_* operator
- * @flags: VNPU_TENSOR_COUNT_INCLUDE_PAD for VNPU_OP_T_AVGPOOL, else 0
+ * @flags: VNPU_TENSOR_COUNT_INCLUDE_PAD for VNPU_OP_T_AVGPOOL,
+ *	VNPU_TENSOR_SELECT_LAST and VNPU_TENSOR_INDEX_FP32 for VNPU_OP_T_ARGMAX
+ *	and _ARGMIN, else 0
  * @ndim: dimensions of the iteration space, 1 to VNPU_TENSOR_MAX_DIMS
  * @axes: bit d set: dimension d is reduced (REDUCE_*), normalized
  *	(SOFTMAX) or contracted (DOT); 0 for the other operators
