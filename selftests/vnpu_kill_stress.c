@@ -421,6 +421,11 @@ TEST_F_TIMEOUT(kill, destroy_races_the_scheduler, 600)
 	unsigned int nprocs = vnpu_env_ul("VNPU_RACE_PROCS", 3);
 	uint32_t seed = vnpu_env_ul("VNPU_KILL_SEED", (unsigned long)time(NULL)) | 1;
 	uint64_t end = now_ns() + seconds * 1000000000ULL;
+	/*
+	 * A slow kernel (KASAN, lockdep) fits few rounds in the time: go on
+	 * for up to four times as long until a kill has landed in a drain.
+	 */
+	uint64_t end_unlanded = now_ns() + 4 * seconds * 1000000000ULL;
 	/* How long a drain takes here, learnt from the ones that finished. */
 	uint64_t drain_ns = 1000000;
 	unsigned int rounds = 0, killed = 0, drained = 0, bad = 0;
@@ -430,7 +435,7 @@ TEST_F_TIMEOUT(kill, destroy_races_the_scheduler, 600)
 		nprocs = 3;
 	ksft_print_msg("VNPU_KILL_SEED=%u VNPU_RACE_SECONDS=%lu VNPU_RACE_PROCS=%u\n",
 		       seed, seconds, nprocs);
-	while (now_ns() < end) {
+	while (now_ns() < end || (!killed && now_ns() < end_unlanded)) {
 		pid_t pids[MAX_PROCS];
 		int ready[MAX_PROCS];
 
