@@ -401,7 +401,7 @@ check-debug: deps
 # (selftests/stress.plan) on the debug kernel.
 stress-debug: deps
 	@VNPU_TEST_TIMEOUT=3000 tools/debug-kernel/check.sh selftests/stress.plan stress-debug \
-		"kill-seeds unplug-full teardown"
+		"teardown unplug-full kill-seeds"
 
 $(BUILD)/bench/vnpu-bench-runtime: tools/bench/vnpu-bench-runtime.c $(RT_HEADERS) $(RT_SO)
 	@mkdir -p $(dir $@)

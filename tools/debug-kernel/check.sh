@@ -8,9 +8,9 @@
 #
 # Builds or reuses the cached kernel, builds the module against it, runs
 # PLAN (default selftests/vm.plan; only its groups named in the
-# space-separated GROUPS when given) plus a final kmemleak scan, with results
-# in build/results/NAME (default vm-debug), then rebuilds the module for the
-# distribution kernel. Fails on any test failure or any kernel report (the
+# space-separated GROUPS when given, in that order) plus a final kmemleak
+# scan, with results in build/results/NAME (default vm-debug), then rebuilds
+# the module for the distribution kernel. Fails on any test failure or any kernel report (the
 # VM runner's gate).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,11 +31,16 @@ make --no-print-directory all KDIR="/lib/modules/$release/build" || exit 1
 plan=build/$name.plan
 out=build/results/$name
 {
-# A group runs from its line to the next group line.
-awk -v want=" $groups " '
-	BEGIN { keep = want == "  " }
-	$1 == "group" { keep = want == "  " || index(want, " " $2 " ") > 0 }
-	keep' "$base_plan"
+# A group runs from its line to the next group line. Named groups run in
+# the order GROUPS gives them.
+if [ -z "$groups" ]; then
+	cat "$base_plan"
+else
+	for g in $groups; do
+		awk -v want="$g" '$1 == "group" { keep = $2 == want } keep' "$base_plan"
+		echo
+	done
+fi
 cat <<'PLAN'
 
 # kmemleak: scan twice (objects must age), then nothing may be reported.
