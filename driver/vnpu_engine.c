@@ -359,10 +359,8 @@ static void vnpu_job_release_work(struct work_struct *work)
 	struct drm_device *drm = &job->vdev->drm;
 	u32 i;
 
-	for (i = 0; i < job->bo_count; i++) {
-		drm_gem_vunmap_unlocked(job->bos[i].obj, &job->bos[i].map);
+	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i].obj);
-	}
 	for (i = 0; i < job->cmd_count; i++)
 		kfree(job->cmds[i].kop);
 	vnpu_queue_state_put(job->qs);
