@@ -387,19 +387,214 @@ static void nearest_map(const char *ctm, const char *nm, int64_t in, int64_t out
 	}
 }
 
+/* The interpolation weights of one output index of a linear or cubic Resize. */
+static void interp_coeffs(int cubic, double r, double a, double *c)
+{
+	double s = 1 - r;
+
+	if (!cubic) {
+		c[0] = 1 - r;
+		c[1] = r;
+		return;
+	}
+	/* Keys' cubic convolution with coefficient a, at r + 1, r, 1 - r, 2 - r. */
+	c[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+	c[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+	c[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+	c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+}
+
+/* What Resize's definition fixes for one resized axis. */
+struct interp_axis {
+	int cubic;		/* else linear */
+	const char *ctm;	/* coordinate_transformation_mode */
+	double a;		/* cubic_coeff_a */
+	int exclude_outside;
+	int64_t in, out;
+	double scale;		/* out / in, or the scale given */
+	double roi_start, roi_end;	/* tf_crop_and_resize */
+};
+
 /*
- * Resize (from opset 11) and Upsample in ``nearest`` mode, by constant
- * scales or sizes: the input index of every output index is computed at
+ * Row x of the @out x @in matrix that resizes one axis (ONNX's reference,
+ * interpolate_1d_with_x): the input coordinate of output index x, the
+ * 2 (linear) or 4 (cubic) input indices nearest to it over the input
+ * padded by that many halves at each end with its edge values, and their
+ * weights. Returns 0, or 1 if x maps outside the crop (tf_crop_and_resize:
+ * the output there is extrapolation_value, and the row stays zero).
+ */
+static int interp_row(const struct interp_axis *ax, int64_t x, float *row)
+{
+	int taps = ax->cubic ? 4 : 2, pad = taps / 2;
+	double width = ax->scale * (double)ax->in, o, f, r, c[4], sum = 0;
+	int64_t idx[4], first;
+
+	if (!strcmp(ax->ctm, "align_corners")) {
+		o = width == 1 ? 0 : (double)x * (double)(ax->in - 1) / (width - 1);
+	} else if (!strcmp(ax->ctm, "asymmetric")) {
+		o = (double)x / ax->scale;
+	} else if (!strcmp(ax->ctm, "tf_crop_and_resize")) {
+		o = width == 1 ? (ax->roi_end - ax->roi_start) * (double)(ax->in - 1) / 2 :
+		    (double)x * (ax->roi_end - ax->roi_start) * (double)(ax->in - 1) / (width - 1);
+		o += ax->roi_start * (double)(ax->in - 1);
+		if (o < 0 || o > (double)(ax->in - 1))
+			return 1;
+	} else if (!strcmp(ax->ctm, "pytorch_half_pixel")) {
+		o = width == 1 ? -0.5 : ((double)x + 0.5) / ax->scale - 0.5;
+	} else {
+		o = ((double)x + 0.5) / ax->scale - 0.5;	/* half_pixel */
+	}
+	f = floor_of(o);
+	r = o == f ? 1 : o - f;
+	interp_coeffs(ax->cubic, r, ax->a, c);
+	/*
+	 * The taps nearest to o, ties to the lower index, within the padded
+	 * range [-pad, in + pad): a run of taps indices.
+	 */
+	first = (int64_t)f - (o == f ? pad : pad - 1);
+	if (first < -pad)
+		first = -pad;
+	if (first + taps > ax->in + pad)
+		first = ax->in + pad - taps;
+	for (int t = 0; t < taps; t++) {
+		idx[t] = first + t;
+		if (ax->exclude_outside && (idx[t] < 0 || idx[t] >= ax->in))
+			c[t] = 0;
+		sum += c[t];
+	}
+	for (int t = 0; t < taps; t++) {
+		int64_t i = idx[t] < 0 ? 0 : idx[t] >= ax->in ? ax->in - 1 : idx[t];
+
+		row[i] += (float)(ax->exclude_outside ? c[t] / sum : c[t]);
+	}
+	return 0;
+}
+
+/*
+ * One axis of a linear or cubic Resize, @outer x in x @inner into @outer x
+ * out x @inner: C[o, x, i] = sum over j of W[x, j] A[o, j, i], one T_DOT
+ * with the out x in matrix W as a weight; then, where rows map outside a
+ * crop, a T_ADD of extrapolation_value on them.
+ */
+static int interp_axis_emit(struct gbuild *b, struct gnode *n, const struct interp_axis *ax,
+			    float extrapolation, int src, int dst, uint64_t outer, uint64_t inner)
+{
+	int64_t wdims[2] = { ax->out, ax->in }, shape[4] = { (int64_t)outer, ax->out,
+							      (int64_t)inner, ax->in };
+	uint64_t sa[4] = { 0, (uint64_t)ax->in, 0, 1 };
+	uint64_t sb[4] = { (uint64_t)ax->in * inner, 0, 1, inner };
+	uint64_t sc[4] = { (uint64_t)ax->out * inner, inner, 1, 0 };
+	float *w = calloc((size_t)(ax->out * ax->in), sizeof(*w));
+	float *edge = calloc((size_t)ax->out, sizeof(*edge));
+	int status = VNPU_SUCCESS, wid, eid, any = 0;
+	char name[64];
+
+	if (!w || !edge) {
+		status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
+		goto out;
+	}
+	for (int64_t x = 0; x < ax->out; x++)
+		if (interp_row(ax, x, w + x * ax->in)) {
+			edge[x] = extrapolation;
+			any = 1;
+		}
+	snprintf(name, sizeof(name), "\x01resize.%d.%zu", n->index, b->num_tensors);
+	status = gb_add_weight(b, name, VNPU_DTYPE_FLOAT, 2, wdims, w, &wid);
+	if (status == VNPU_SUCCESS)
+		status = gop_launch_nd(b, n, VNPU_OP_T_DOT, 4, shape, 1u << 3, wid, sa, src, sb,
+				       dst, sc);
+	if (status != VNPU_SUCCESS || !any)
+		goto out;
+	snprintf(name, sizeof(name), "\x01resize.%d.%zu", n->index, b->num_tensors);
+	status = gb_add_weight(b, name, VNPU_DTYPE_FLOAT, 1, wdims, edge, &eid);
+	if (status == VNPU_SUCCESS) {
+		uint64_t se[3] = { 0, 1, 0 }, sd[3] = { (uint64_t)ax->out * inner, inner, 1 };
+
+		status = gop_launch_nd(b, n, VNPU_OP_T_ADD, 3, shape, 0, dst, sd, eid, se, dst, sd);
+	}
+out:
+	free(w);
+	free(edge);
+	return status;
+}
+
+/* Whether a linear or cubic Resize leaves axis @d as it is. */
+static int resize_keeps_axis(const int64_t *out, const double *scale, const float *roi,
+			     const int64_t *dims, uint32_t rank, uint32_t d)
+{
+	return out[d] == dims[d] && scale[d] == 1.0 &&
+	       (!roi || (roi[d] == 0.0f && roi[d + rank] == 1.0f));
+}
+
+/*
+ * The linear or cubic resize of input 0 to @out (@scale per axis): the
+ * resized axes from the last to the first, through scratch tensors.
+ */
+static int resize_interp(struct gbuild *b, struct gnode *n, const char *mode, const char *ctm,
+			 const float *roi, const int64_t *out, const double *scale)
+{
+	struct gtensor *x = gop_in(b, n, 0);
+	uint32_t rank = x->rank;
+	int64_t dims[MAX_RANK];
+	int src = n->in[0], first = -1, status = VNPU_SUCCESS;
+	float extrapolation = gop_attr_float(n, "extrapolation_value", 0);
+	struct interp_axis ax = {
+		.cubic = !strcmp(mode, "cubic"), .ctm = ctm,
+		.a = gop_attr_float(n, "cubic_coeff_a", -0.75f),
+		.exclude_outside = gop_attr_int(n, "exclude_outside", 0) != 0,
+	};
+
+	memcpy(dims, x->dims, sizeof(dims));
+	for (uint32_t d = 0; d < rank && first < 0; d++)
+		if (!resize_keeps_axis(out, scale, roi, dims, rank, d))
+			first = (int)d;
+	if (first < 0) {
+		uint64_t st[MAX_RANK];
+
+		gop_dense(dims, rank, st);
+		return gop_copy(b, n, rank, dims, src, 0, st, n->out[0], 0, st);
+	}
+	for (int d = (int)rank - 1; d >= first && status == VNPU_SUCCESS; d--) {
+		uint64_t outer = gop_prod(dims, 0, (uint32_t)d);
+		uint64_t inner = gop_prod(dims, (uint32_t)d + 1, rank);
+		int dst = n->out[0];
+
+		if (resize_keeps_axis(out, scale, roi, dims, rank, (uint32_t)d))
+			continue;
+		if (d > first)
+			status = gop_scratch(b, n, outer * (uint64_t)out[d] * inner, &dst);
+		if (status != VNPU_SUCCESS)
+			break;
+		ax.in = dims[d];
+		ax.out = out[d];
+		ax.scale = scale[d];
+		ax.roi_start = roi ? roi[d] : 0;
+		ax.roi_end = roi ? roi[d + rank] : 1;
+		status = interp_axis_emit(b, n, &ax, extrapolation, src, dst, outer, inner);
+		dims[d] = out[d];
+		src = dst;
+	}
+	return status;
+}
+
+/*
+ * Resize (from opset 11) and Upsample by constant scales or sizes. In
+ * ``nearest`` mode the input index of every output index is computed at
  * load, then each resized axis is one gather of runs (gather_runs()),
- * through scratch tensors between axes.
+ * through scratch tensors between axes. In ``linear`` and ``cubic`` mode
+ * (every coordinate transformation, exclude_outside, and a constant roi
+ * for tf_crop_and_resize) each resized axis is a matrix product with the
+ * interpolation weights computed at load (interp_axis_emit()), the last
+ * axis first, as the definition's reference interpolates.
  */
 static int op_resize(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "coordinate_transformation_mode", "cubic_coeff_a",
 					       "exclude_outside", "extrapolation_value", "mode",
 					       "nearest_mode", "scales", NULL };
-	int upsample = !strcmp(n->np->op_type, "Upsample");
+	int upsample = !strcmp(n->np->op_type, "Upsample"), interp;
 	char mode[32], ctm[32], nm[32];
+	const float *roi = NULL;
 	int64_t out[MAX_RANK], dims[MAX_RANK], *idx;
 	double scale[MAX_RANK];
 	const float *scales = NULL;
@@ -413,19 +608,36 @@ static int op_resize(struct gbuild *b, struct gnode *n)
 	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
-	gop_attr_str(n, "mode", mode, sizeof(mode));
-	if (strcmp(mode, "nearest"))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "mode '%s' not supported (nearest is)",
-				 mode[0] ? mode : "nearest");
+	if (!gop_attr_str(n, "mode", mode, sizeof(mode))[0])
+		strcpy(mode, "nearest");
+	interp = !strcmp(mode, "linear") || (!upsample && !strcmp(mode, "cubic"));
+	if (strcmp(mode, "nearest") && !interp)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "mode '%s' not supported (nearest, linear%s are)", mode,
+				 upsample ? "" : " and cubic");
+	if (interp && x->dtype != VNPU_DTYPE_FLOAT)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "mode '%s' of element type %d (float is)", mode, x->dtype);
 	if (upsample) {
 		strcpy(ctm, "asymmetric");
 		strcpy(nm, "floor");
 	} else {
 		gop_attr_str(n, "coordinate_transformation_mode", ctm, sizeof(ctm));
 		gop_attr_str(n, "nearest_mode", nm, sizeof(nm));
-		if (!strcmp(ctm, "tf_crop_and_resize"))
+		if (!strcmp(ctm, "tf_crop_and_resize") && !interp)
 			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-					 "coordinate_transformation_mode 'tf_crop_and_resize' not supported");
+					 "coordinate_transformation_mode 'tf_crop_and_resize' in mode 'nearest' not supported");
+		if (!strcmp(ctm, "tf_crop_and_resize")) {
+			roi = gop_in(b, n, 1) && gop_in(b, n, 1)->dtype == VNPU_DTYPE_FLOAT ?
+			      gop_const_data(b, n->in[1]) : NULL;
+			if (!roi)
+				return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+						 "roi must be a constant float tensor");
+			if (gop_in(b, n, 1)->count != 2 * (uint64_t)x->rank)
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+						 "roi of %llu values for rank %u (twice the rank)",
+						 (unsigned long long)gop_in(b, n, 1)->count, x->rank);
+		}
 	}
 	if (upsample && b->opset < 9) {
 		const Onnx__AttributeProto *a = gop_attr(n, "scales");
@@ -462,6 +674,8 @@ static int op_resize(struct gbuild *b, struct gnode *n)
 	x = gop_in(b, n, 0);
 	memcpy(dims, x->dims, sizeof(dims));
 	src = n->in[0];
+	if (interp)
+		return resize_interp(b, n, mode, ctm, roi, out, scale);
 	if (last < 0) {
 		uint64_t st[MAX_RANK];
 

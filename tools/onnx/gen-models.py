@@ -272,7 +272,9 @@ def bad_operators(d, x):
     one("gru_activation", "GRU", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 6, 2), np.float32),
                                                     "R": np.ones((1, 6, 2), np.float32)},
         hidden_size=2, activations=["Relu", "Tanh"])
-    one("resize_linear", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="linear")
+    one("resize_roi", "Resize", ["x", "roi", "sc"], {"roi": f32(0, 0, 1), "sc": f32(1, 2)},
+        mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
+    one("resize_mode", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="bicubic")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
     one("conv_transpose_weights", "ConvTranspose", ["x4", "W"],
         {"x4": np.ones((1, 4, 5, 5), np.float32), "W": np.ones((3, 1, 3, 3), np.float32)})
