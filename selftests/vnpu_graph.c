@@ -229,7 +229,7 @@ TEST_F(graph, operator_from_an_older_operator_set_is_not_supported)
 
 TEST_F(graph, missing_file_and_bad_arguments)
 {
-	struct vnpu_graph_options opts = { .flags = 1 };
+	struct vnpu_graph_options opts = { .flags = 2 };
 	struct vnpu_graph g = { 0 };
 	char byte = 0;
 
@@ -463,6 +463,74 @@ TEST_F(graph, mlp_matches_numpy)
 TEST_F(graph, branches_on_two_streams_match_numpy)
 {
 	run_model(_metadata, self, "branches", 2);
+}
+
+/*
+ * Symbolic input dimensions sized at load by name (vnpu_graph_options.dims):
+ * refused without their sizes, and every bad size, name or flag refused
+ * with nothing kept; with batch 2 and seq 5 the graph takes and gives
+ * 2 x 5 x 4 and computes on them.
+ */
+TEST_F(graph, symbolic_dimensions_are_sized_at_load_by_name)
+{
+	static const struct {
+		uint32_t flags;
+		struct vnpu_graph_dim dims[2];
+		uint32_t num;
+		int status;
+		const char *word;
+	} bad[] = {
+		{ 0, { { "seq", 5 } }, 1, VNPU_ERROR_NOT_SUPPORTED, "'seq'" },	/* no flag: unread */
+		{ VNPU_GRAPH_LOAD_DIMS, { { "seq", 0 } }, 1, VNPU_ERROR_INVALID_VALUE, "size 1" },
+		{ VNPU_GRAPH_LOAD_DIMS, { { NULL, 5 } }, 1, VNPU_ERROR_INVALID_VALUE, "named" },
+		{ VNPU_GRAPH_LOAD_DIMS, { { "", 5 } }, 1, VNPU_ERROR_INVALID_VALUE, "named" },
+		{ VNPU_GRAPH_LOAD_DIMS, { { "time", 5 } }, 1, VNPU_ERROR_INVALID_VALUE, "'time' names no" },
+		{ VNPU_GRAPH_LOAD_DIMS, { { "seq", 5 }, { "seq", 6 } }, 2, VNPU_ERROR_INVALID_VALUE,
+		  "'seq' given twice" },
+		{ VNPU_GRAPH_LOAD_DIMS | 2, { { "seq", 5 } }, 1, VNPU_ERROR_INVALID_VALUE, "flags" },
+	};
+	float in_data[40], out_data[40];
+	struct vnpu_host_tensor in = { .name = "x", .dtype = VNPU_DTYPE_FLOAT, .rank = 3,
+				       .dims = { 2, 5, 4 }, .data = in_data,
+				       .size = sizeof(in_data) };
+	struct vnpu_host_tensor out;
+	struct vnpu_graph_dim seq = { "seq", 5 };
+	struct vnpu_graph_options opts = { .batch = 2 };
+	struct vnpu_graph g = { 0 };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		opts.flags = bad[i].flags;
+		opts.dims = bad[i].dims;
+		opts.num_dims = bad[i].num;
+		EXPECT_EQ(bad[i].status, vnpu_graph_load_file(self->ctx, MODELS "/dynamic_axes.onnx",
+							      &opts, &g)) TH_LOG("case %zu", i);
+		EXPECT_EQ(0, g.handle);
+		EXPECT_NE(NULL, strstr(vnpu_graph_error_message(), bad[i].word))
+			TH_LOG("case %zu: '%s' not in '%s'", i, bad[i].word,
+			       vnpu_graph_error_message());
+		EXPECT_EQ(self->baseline, used_settled(self->ctx, self->baseline));
+	}
+	opts.flags = VNPU_GRAPH_LOAD_DIMS;
+	opts.dims = &seq;
+	opts.num_dims = 1;
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, MODELS "/dynamic_axes.onnx", &opts,
+						     &g));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_output_desc(g, 0, &out));
+	EXPECT_EQ(3, out.rank);
+	EXPECT_EQ(2, out.dims[0]);
+	EXPECT_EQ(5, out.dims[1]);
+	EXPECT_EQ(4, out.dims[2]);
+	for (int i = 0; i < 40; i++)
+		in_data[i] = (float)(i % 7) - 3.0f;
+	out.data = out_data;
+	out.size = sizeof(out_data);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	for (int i = 0; i < 40; i++) {
+		float want = in_data[i] > 0 ? in_data[i] : 0.0f;
+
+		EXPECT_EQ(want, out_data[i]) TH_LOG("element %d", i);
+	}
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
 }
 
 /*

@@ -3,7 +3,8 @@
 #
 # Description: standard networks exported by PyTorch (build/onnx-torch,
 # tools/onnx/export-torch.py: five torchvision image networks, a
-# transformer encoder with a dynamic batch axis, a GRU and LSTM model) run
+# transformer encoder with dynamic batch and sequence axes, run at two
+# sizes, a GRU and LSTM model) run
 # through vnpu-run and match torch's own outputs within rtol 1e-3, atol
 # 1e-5; resnet18 and the transformer in float16 too, against torch's fp32
 # result of the fp16-rounded model (tolerances and their reasons in
@@ -15,34 +16,42 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 run=build/bin/vnpu-run
 m=build/onnx-torch
-models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer recurrent
-	resnet18_fp16 transformer_fp16 resnet18_int8 transformer_int8"
+# MODEL or MODEL@SET (test_data_set_SET, default 0).
+models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer
+	transformer@1 recurrent resnet18_fp16 transformer_fp16 transformer_fp16@1 resnet18_int8
+	transformer_int8 transformer_int8@1"
 n=0 pass=0 fail=0
 out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
 trap 'rm -rf "$out"' EXIT
 
 echo "TAP version 13"
 echo "1..$(echo $models | wc -w)"
-for model in $models; do
+for entry in $models; do
 	n=$((n + 1))
+	model=${entry%@*} set=0
+	[ "$entry" = "$model" ] || set=${entry#*@}
 	extra=()
 	tol=(--rtol 1e-3 --atol 1e-5)
-	# The transformer's batch axis is symbolic: the loader is given its size.
-	case $model in transformer*) extra=(--batch 2) ;; esac
+	# The transformer's batch and sequence axes are symbolic: the loader
+	# is given the sizes of the data set (2 x 16 or 3 x 10).
+	case $entry in
+	transformer*@1) extra=(--batch 3 --dim seq=10) ;;
+	transformer*) extra=(--batch 2 --dim seq=16) ;;
+	esac
 	# fp16 storage: every operator's output is rounded to 11 bits.
 	case $model in
 	resnet18_fp16) tol=(--rtol 1e-2 --atol 1e-2) ;;
 	transformer_fp16) tol=(--rtol 1e-2 --atol 2e-3) ;;
 	esac
-	$run "$m/$model.onnx" --input "$m/$model/test_data_set_0/input_0.pb" \
-		--check-outputs "$m/$model/test_data_set_0/output_0.pb" \
+	$run "$m/$model.onnx" --input "$m/$model/test_data_set_$set/input_0.pb" \
+		--check-outputs "$m/$model/test_data_set_$set/output_0.pb" \
 		"${tol[@]}" --memory-report "${extra[@]}" >"$out/log" 2>&1
 	rc=$?
 	sed 's/^/# /' "$out/log"
 	if [ $rc = 0 ] && grep -q "matches" "$out/log" && grep -q "^  dynamic:" "$out/log"; then
-		pass=$((pass + 1)); echo "ok $n $model-matches-torch"
+		pass=$((pass + 1)); echo "ok $n ${entry/@/-set}-matches-torch"
 	else
-		fail=$((fail + 1)); echo "not ok $n $model-matches-torch"
+		fail=$((fail + 1)); echo "not ok $n ${entry/@/-set}-matches-torch"
 	fi
 done
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"

@@ -315,9 +315,25 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 }
 
 /* Reads a ValueInfo's float tensor type; 0 dims known when shape is absent. */
-static int value_info_shape(const Onnx__ValueInfoProto *vi, uint64_t batch, int need_shape,
-			    int *dtype, uint32_t *rank, int64_t *dims, int *has_shape)
+/* The size vnpu_graph_options.dims gives dimension @name, or 0. */
+static uint64_t named_dim(const struct gbuild *b, const char *name)
 {
+	for (uint32_t k = 0; b && k < b->num_dims; k++)
+		if (!strcmp(b->dims[k].name, name))
+			return b->dims[k].size;
+	return 0;
+}
+
+/*
+ * The type and shape of @vi; a graph input's (@b given) with its first
+ * dimension @b->batch when that is set, and its other symbolic
+ * dimensions from @b->dims.
+ */
+static int value_info_shape(const Onnx__ValueInfoProto *vi, const struct gbuild *b,
+			    int need_shape, int *dtype, uint32_t *rank, int64_t *dims,
+			    int *has_shape)
+{
+	uint64_t batch = b ? b->batch : 0;
 	const Onnx__TypeProto *tp = vi->type;
 	const Onnx__TypeProto__Tensor *tt;
 
@@ -347,12 +363,15 @@ static int value_info_shape(const Onnx__ValueInfoProto *vi, uint64_t batch, int 
 			dims[i] = (i == 0 && batch) ? (int64_t)batch : d->dim_value;
 		} else if (i == 0 && batch) {
 			dims[i] = (int64_t)batch;
+		} else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+			   named_dim(b, d->dim_param)) {
+			dims[i] = (int64_t)named_dim(b, d->dim_param);
 		} else if (need_shape) {
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "input '%s': dimension %zu is symbolic ('%s'); only the first one may be, with a batch size given at load",
+					  "input '%s': dimension %zu is symbolic ('%s'): give its size at load (vnpu_graph_options.dims%s)",
 					  vi->name, i,
 					  d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ?
-					  d->dim_param : "");
+					  d->dim_param : "", i ? "" : " or .batch");
 		} else {
 			*has_shape = 0;
 		}
@@ -542,7 +561,7 @@ static int add_constant_input(struct gbuild *b, const Onnx__ValueInfoProto *vi,
 	uint32_t rank = 0;
 	int status;
 
-	status = value_info_shape(vi, 0, 0, &dtype, &rank, dims, &has_shape);
+	status = value_info_shape(vi, NULL, 0, &dtype, &rank, dims, &has_shape);
 	if (status != VNPU_SUCCESS)
 		return status;
 	if (c->dtype != VNPU_DTYPE_FLOAT && c->dtype != VNPU_DTYPE_INT64)
@@ -605,6 +624,30 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 		if (status != VNPU_SUCCESS)
 			return status;
 	}
+	/* Every named dimension names a symbolic input dimension, once. */
+	for (uint32_t k = 0; k < b->num_dims; k++) {
+		const char *name = b->dims[k].name;
+		int found = 0;
+
+		for (size_t i = 0; i < gp->n_input && !found; i++) {
+			const Onnx__TypeProto *tp = gp->input[i]->type;
+			const Onnx__TensorShapeProto *sp =
+				tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+				tp->tensor_type ? tp->tensor_type->shape : NULL;
+
+			for (size_t j = 0; sp && j < sp->n_dim && !found; j++)
+				found = sp->dim[j]->value_case ==
+					ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+					!strcmp(sp->dim[j]->dim_param, name);
+		}
+		for (uint32_t m = 0; m < k; m++)
+			if (!strcmp(b->dims[m].name, name))
+				return graph_fail(VNPU_ERROR_INVALID_VALUE,
+						  "dimension '%s' given twice", name);
+		if (!found)
+			return graph_fail(VNPU_ERROR_INVALID_VALUE,
+					  "dimension '%s' names no symbolic dimension of an input", name);
+	}
 	/* Every constant names a graph input, once. */
 	for (uint32_t k = 0; k < b->num_constants; k++) {
 		const char *name = b->constants[k].name;
@@ -641,7 +684,7 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 				return status;
 			continue;
 		}
-		status = value_info_shape(vi, b->batch, 1, &dtype, &rank, dims, &has_shape);
+		status = value_info_shape(vi, b, 1, &dtype, &rank, dims, &has_shape);
 		if (status != VNPU_SUCCESS)
 			return status;
 		if (dtype == VNPU_DTYPE_INT64)
@@ -753,7 +796,7 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 		if (id < 0)
 			return graph_fail(VNPU_ERROR_INVALID_MODEL,
 					  "graph output '%s' is produced by no node", vi->name ? vi->name : "");
-		status = value_info_shape(vi, 0, 0, &dtype, &rank, dims, &has_shape);
+		status = value_info_shape(vi, NULL, 0, &dtype, &rank, dims, &has_shape);
 		if (status != VNPU_SUCCESS)
 			return status;
 		t = &b->tensors[id];
@@ -1093,6 +1136,12 @@ static int graph_build(struct graph_obj *g, const void *data, size_t size,
 {
 	struct gbuild b = { .batch = opts->batch, .constants = opts->constants,
 			    .num_constants = opts->num_constants };
+
+	/* Older callers' options end before @dims: read it only when flagged. */
+	if (opts->flags & VNPU_GRAPH_LOAD_DIMS) {
+		b.dims = opts->dims;
+		b.num_dims = opts->num_dims;
+	}
 	Onnx__ModelProto *model;
 	size_t *order = NULL;
 	int status;
@@ -1196,6 +1245,20 @@ out:
 	return status;
 }
 
+/* @opts->dims, read only with VNPU_GRAPH_LOAD_DIMS: each named, of size 1 or more. */
+static int dims_valid(const struct vnpu_graph_options *opts)
+{
+	if (!(opts->flags & VNPU_GRAPH_LOAD_DIMS))
+		return 1;
+	if (opts->num_dims && !opts->dims)
+		return 0;
+	for (uint32_t k = 0; k < opts->num_dims; k++)
+		if (!opts->dims[k].name || !opts->dims[k].name[0] || !opts->dims[k].size ||
+		    opts->dims[k].size > INT64_MAX)
+			return 0;
+	return 1;
+}
+
 int vnpu_graph_load(struct vnpu_context ctx, const void *data, size_t size,
 		    const struct vnpu_graph_options *opts, struct vnpu_graph *graph)
 {
@@ -1208,11 +1271,12 @@ int vnpu_graph_load(struct vnpu_context ctx, const void *data, size_t size,
 	graph_error[0] = 0;
 	if (!opts)
 		opts = &defaults;
-	if (!data || !graph || opts->flags || (opts->num_constants && !opts->constants) ||
+	if (!data || !graph || (opts->flags & ~VNPU_GRAPH_LOAD_DIMS) ||
+	    (opts->num_constants && !opts->constants) || !dims_valid(opts) ||
 	    opts->streams > MAX_LANES ||
 	    opts->workspaces > MAX_WORKSPACES || !vnpu_plan_strategy_name(opts->plan_strategy))
 		return vnpu_set_status(graph_fail(VNPU_ERROR_INVALID_VALUE,
-						  "bad arguments (streams at most %u, workspaces at most %u)",
+						  "bad arguments (streams at most %u, workspaces at most %u, flags 0 or VNPU_GRAPH_LOAD_DIMS, every dimension named and of size 1 or more)",
 						  MAX_LANES, MAX_WORKSPACES));
 	g = calloc(1, sizeof(*g));
 	if (!g)

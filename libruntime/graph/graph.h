@@ -83,6 +83,8 @@ struct gbuild {
 	uint64_t batch;
 	const struct vnpu_host_tensor *constants;	/* vnpu_graph_options.constants */
 	uint32_t num_constants;
+	const struct vnpu_graph_dim *dims;		/* vnpu_graph_options.dims */
+	uint32_t num_dims;
 };
 
 /* The operator's node being mapped. */

@@ -20,7 +20,8 @@
 #                     4 heads, GELU; a linear embedding of 8 input features
 #                     per position, a learned positional add, mean over the
 #                     sequence, a 5-class head; input 2 x 16 x 8, exported
-#                     with a dynamic batch axis
+#                     with dynamic batch and sequence axes, and a second
+#                     data set of 3 x 10 x 8
 #   recurrent         a GRU (8 -> 16 features) then a bidirectional LSTM
 #                     (16 -> 2 x 16) over 12 steps of a batch of 2, a
 #                     3-class head on the last step
@@ -133,7 +134,9 @@ FP16 = ["resnet18_fp16", "transformer_fp16", "resnet18_int8", "transformer_int8"
 
 # Inputs of the models that do not take an image, and their dynamic axes.
 INPUTS = {"transformer": (2, 16, 8), "recurrent": (12, 2, 8)}
-DYNAMIC = {"transformer": {"input": {0: "batch"}, "output": {0: "batch"}}}
+DYNAMIC = {"transformer": {"input": {0: "batch", 1: "seq"}, "output": {0: "batch"}}}
+# test_data_set_1 of the models with dynamic axes: other batch and sequence sizes.
+SECOND_INPUTS = {"transformer": (3, 10, 8)}
 
 
 def to_fp16(model):
@@ -291,15 +294,21 @@ def export(out, name):
         onnx.save(to_fp16(onnx.load(path)), path)
     if name.endswith("_int8"):
         onnx.save(fold_weight_quant(onnx.load(path)), path)
+    # A model with dynamic axes gets a second data set at other sizes.
+    sets = [x]
+    if base in SECOND_INPUTS:
+        x2 = torch.rand(SECOND_INPUTS[base])
+        sets.append(x2.half().float() if fp16 else x2)
     QUANT_REF = True
-    with torch.set_grad_enabled(name.endswith("_int8")):
-        y = model(x).detach()
+    for k, xin in enumerate(sets):
+        with torch.set_grad_enabled(name.endswith("_int8")):
+            y = model(xin).detach()
+        d = os.path.join(out, name, "test_data_set_%d" % k)
+        os.makedirs(d, exist_ok=True)
+        dtype = "float16" if fp16 else "float32"
+        save_pb(os.path.join(d, "input_0.pb"), xin.numpy().astype(dtype), "input")
+        save_pb(os.path.join(d, "output_0.pb"), y.numpy().astype(dtype), "output")
     QUANT_REF = False
-    d = os.path.join(out, name, "test_data_set_0")
-    os.makedirs(d, exist_ok=True)
-    dtype = "float16" if fp16 else "float32"
-    save_pb(os.path.join(d, "input_0.pb"), x.numpy().astype(dtype), "input")
-    save_pb(os.path.join(d, "output_0.pb"), y.numpy().astype(dtype), "output")
 
 
 def main():

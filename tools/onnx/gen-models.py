@@ -182,6 +182,16 @@ def weights_first(out, rng, batch=8):
     write_set(out, "weights_first", [("x", x)], [("y", h.astype(np.float32))], w)
 
 
+def dynamic_axes(out):
+    """y = Relu(x) with symbolic batch and sequence axes: sized at load."""
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "dynamic_axes",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         ["batch", "seq", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                         ["batch", "seq", 4])])
+    save(model(g), os.path.join(out, "dynamic_axes.onnx"))
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -321,6 +331,7 @@ def main():
     cnn(out, rng)
     branches(out, rng)
     weights_first(out, rng)
+    dynamic_axes(out)
     bad(out)
 
 

@@ -6,7 +6,7 @@
  *
  *   vnpu-run MODEL.onnx [--input FILE ...] [--output-dir DIR]
  *            [--memory-report] [--check-outputs FILE ...] [--streams N]
- *            [--devices N] [--batch N] [--repeat N] [--warmup N]
+ *            [--devices N] [--batch N] [--dim NAME=SIZE ...] [--repeat N] [--warmup N]
  *
  * Inputs are TensorProto files (.pb, the format of ONNX's test data) or raw
  * little-endian float32 (float16) files of exactly the input's size, in the order of
@@ -57,7 +57,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s MODEL.onnx [--input FILE ...] [--output-dir DIR] [--memory-report]\n"
 		"       [--check-outputs FILE ...] [--rtol R] [--atol A] [--streams N] [--devices N]\n"
-		"       [--batch N] [--repeat N] [--warmup N]\n"
+		"       [--batch N] [--dim NAME=SIZE ...] [--repeat N] [--warmup N]\n"
 		"Runs an ONNX model on vnpu devices. Inputs and expected outputs are\n"
 		"TensorProto .pb files or raw float32 files; see Documentation/onnx.rst.\n",
 		prog);
@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 		{ "streams", required_argument, NULL, 's' },
 		{ "devices", required_argument, NULL, 'd' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "dim", required_argument, NULL, 'D' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
@@ -190,14 +191,15 @@ int main(int argc, char **argv)
 	double rtol = VNPU_CMP_RTOL, atol = VNPU_CMP_ATOL;
 	struct vnpu_host_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
 	struct vnpu_host_tensor consts[MAX_IO] = { 0 };
-	uint32_t nconst = 0;
+	uint32_t nconst = 0, ndims = 0;
+	struct vnpu_graph_dim dims[MAX_IO];
 	static struct dev_run runs[MAX_DEVICES];
 	pthread_t threads[MAX_DEVICES];
 	struct vnpu_graph_info info;
 	int memory_report = 0, rc = 0, status, opt;
 	uint32_t count;
 
-	while ((opt = getopt_long(argc, argv, "i:o:mc:R:A:s:d:b:r:w:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:o:mc:R:A:s:d:b:D:r:w:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (ninputs == MAX_IO)
@@ -226,6 +228,18 @@ int main(int argc, char **argv)
 		case 's': nstreams = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'd': ndev = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'b': batch = strtoull(optarg, NULL, 0); break;
+		case 'D': {
+			char *eq = strchr(optarg, '='), *end;
+			unsigned long long v = eq ? strtoull(eq + 1, &end, 0) : 0;
+
+			if (!eq || eq == optarg || !eq[1] || *end || !v || v > INT64_MAX ||
+			    ndims == MAX_IO)
+				return fprintf(stderr, "%s: bad --dim '%s' (want NAME=SIZE, SIZE >= 1)\n",
+					       prog, optarg), 2;
+			*eq = 0;
+			dims[ndims++] = (struct vnpu_graph_dim){ .name = optarg, .size = v };
+			break;
+		}
 		case 'r':
 			if (parse_count("--repeat", optarg, 1, &repeat))
 				return 2;
@@ -307,7 +321,9 @@ int main(int argc, char **argv)
 	for (uint32_t dv = 0; dv < ndev; dv++) {
 		struct dev_run *d = &runs[dv];
 		struct vnpu_graph_options opts = { .streams = nstreams, .batch = batch,
-						   .constants = consts, .num_constants = nconst };
+						   .constants = consts, .num_constants = nconst,
+						   .flags = VNPU_GRAPH_LOAD_DIMS, .dims = dims,
+						   .num_dims = ndims };
 
 		status = vnpu_ctx_create(dv, 0, &d->ctx);
 		if (status != VNPU_SUCCESS) {

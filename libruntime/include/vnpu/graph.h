@@ -72,9 +72,24 @@ struct vnpu_host_tensor {
 	uint64_t size;
 };
 
+/* vnpu_graph_options.flags: the caller's options have @dims and @num_dims. */
+#define VNPU_GRAPH_LOAD_DIMS (1u << 0)
+
+/**
+ * struct vnpu_graph_dim - the size of a named symbolic input dimension
+ * @name: the dimension's name in the model (its ONNX dim_param, such as
+ *	"seq" in an input of shape [batch, seq, 8])
+ * @size: the size it takes in this load, at least 1
+ */
+struct vnpu_graph_dim {
+	const char *name;
+	uint64_t size;
+};
+
 /**
  * struct vnpu_graph_options - how vnpu_graph_load() prepares a graph
- * @flags: reserved, must be 0
+ * @flags: 0, or %VNPU_GRAPH_LOAD_DIMS when @dims and @num_dims are set
+ *	(callers built before API 0.3's dims pass 0 and a shorter struct)
  * @streams: streams vnpu_graph_run() spreads independent branches over
  *	(joined by events); 0 means 1
  * @workspaces: runs that may be in flight at once, each with its own
@@ -91,6 +106,14 @@ struct vnpu_host_tensor {
  *	memory, so such inputs must be given here; float32 inputs may be. The
  *	values are copied. NULL when @num_constants is 0
  * @num_constants: entries at @constants
+ * @dims: with %VNPU_GRAPH_LOAD_DIMS, the sizes of symbolic input dimensions
+ *	by name, as ONNX Runtime's free dimension overrides: every input
+ *	dimension of that name takes that size, so a model exported with
+ *	dynamic axes (batch, sequence) is planned for them; each name must
+ *	name a symbolic dimension of an input, once. @batch, when not 0, still
+ *	sizes every input's first dimension. Shapes computed from these
+ *	(Shape, Gather, Slice ...) are folded at load
+ * @num_dims: entries at @dims
  */
 struct vnpu_graph_options {
 	uint32_t flags;
@@ -100,6 +123,8 @@ struct vnpu_graph_options {
 	unsigned int plan_strategy;
 	const struct vnpu_host_tensor *constants;
 	uint32_t num_constants;
+	const struct vnpu_graph_dim *dims;
+	uint32_t num_dims;
 };
 
 /**
