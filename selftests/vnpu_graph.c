@@ -184,7 +184,7 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "expand_shape", VNPU_ERROR_INVALID_MODEL, { "'expand_shape' (Expand)", "do not broadcast" } },
 		{ "depth_to_space", VNPU_ERROR_INVALID_MODEL, { "'depth_to_space' (DepthToSpace)", "blocksize 3" } },
 		{ "prelu_slope", VNPU_ERROR_INVALID_MODEL, { "'prelu_slope' (PRelu)", "do not broadcast" } },
-		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 6" } },
+		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 7" } },
 		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
 		{ "conv_transpose_weights", VNPU_ERROR_INVALID_MODEL, { "'conv_transpose_weights' (ConvTranspose)", "weights for 3 do not fit" } },
 		{ "batchnorm_training", VNPU_ERROR_NOT_SUPPORTED, { "'batchnorm_training' (BatchNormalization)", "operator set 14" } },
@@ -210,6 +210,15 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'dequant_input_type' (DequantizeLinear)", "input 'x' of element type 1" } },
 		{ "dequant_zero_type", VNPU_ERROR_INVALID_MODEL,
 		  { "'dequant_zero_type' (DequantizeLinear)", "of element type 2, the input's is 3" } },
+		{ "and_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'and_type' (And)", "input 'x' of element type 1 not supported (bool is)" } },
+		{ "less_shapes", VNPU_ERROR_INVALID_MODEL, { "'less_shapes' (Less)", "do not broadcast" } },
+		{ "equal_types", VNPU_ERROR_INVALID_MODEL,
+		  { "'equal_types' (Equal)", "differ in element type (1, 6)" } },
+		{ "isinf_detect", VNPU_ERROR_INVALID_MODEL, { "'isinf_detect' (IsInf)", "detect_negative 2" } },
+		{ "where_shapes", VNPU_ERROR_INVALID_MODEL, { "'where_shapes' (Where)", "do not broadcast" } },
+		{ "cast_narrow", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'cast_narrow' (Cast)", "from element type 6 to 3 not supported (it narrows" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -408,7 +408,8 @@ static uint8_t elem_type(const struct gbuild *b, int id)
 	switch (id < 0 ? VNPU_DTYPE_FLOAT : b->tensors[id].dtype) {
 	case VNPU_DTYPE_FLOAT16: return VNPU_ELEM_F16;
 	case VNPU_DTYPE_INT8: return VNPU_ELEM_I8;
-	case VNPU_DTYPE_UINT8: return VNPU_ELEM_U8;
+	case VNPU_DTYPE_UINT8:
+	case VNPU_DTYPE_BOOL: return VNPU_ELEM_U8;
 	case VNPU_DTYPE_INT32: return VNPU_ELEM_I32;
 	default: return VNPU_ELEM_F32;
 	}
@@ -1869,7 +1870,8 @@ static const struct gop_map core_ops[] = {
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
-								gop_rnn_ops, gop_quant_ops, gop_loss_ops };
+								gop_rnn_ops, gop_quant_ops, gop_loss_ops,
+								gop_logic_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);

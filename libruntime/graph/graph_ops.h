@@ -6,7 +6,8 @@
  * of graph_ops_data.c (data movement), graph_ops_math.c (elementwise
  * operators lowered onto the device's arithmetic), graph_ops_rnn.c
  * (recurrent layers unrolled over the sequence), graph_ops_loss.c (the
- * losses over class scores) and graph_fold.c (shape
+ * losses over class scores), graph_ops_logic.c (bool tensors and
+ * comparisons) and graph_fold.c (shape
  * arithmetic folded at load). Private to graph/.
  */
 #ifndef VNPU_GRAPH_OPS_H
@@ -123,6 +124,8 @@ extern const struct gop_map gop_math_ops[];
 extern const struct gop_map gop_rnn_ops[];
 extern const struct gop_map gop_loss_ops[];
 extern const struct gop_map gop_quant_ops[];
+/* graph_ops_logic.c: And, Or, Xor, Not, the comparisons, IsNaN, IsInf, Where. */
+extern const struct gop_map gop_logic_ops[];
 
 /* Shape arithmetic folded at load (graph_fold.c): 1 when @n was folded. */
 int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded);

@@ -4,8 +4,9 @@
  *
  * ONNX operators that move data: Concat, Split, Slice, Gather, Pad,
  * Expand, Tile, DepthToSpace, SpaceToDepth, Trilu, nearest Resize and
- * Upsample, and Dropout and Cast where
- * they are views. Each is one or more T_COPY launches with the strides and
+ * Upsample, Dropout where it is a view, and Cast (a view, a converting
+ * copy, or for the integer and bool results the elementwise operators).
+ * Each but Cast is one or more T_COPY launches with the strides and
  * offsets that select, repeat or place the elements; indices, pads and
  * repeats are constants of the graph (folded or given at load).
  */
@@ -785,34 +786,114 @@ static int op_dropout(struct gbuild *b, struct gnode *n)
 	return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
 }
 
-/* Cast of float to float: a view. Integer casts of constants are folded. */
+/*
+ * Cast between the types the device holds (float, float16, int8, uint8,
+ * int32, bool; integer casts of int64 constants are folded). The same
+ * type: a view. To float or float16: a converting T_COPY, rounded to
+ * nearest even. To bool: x != 0, 1 - T_EQUAL(x, 0) (NaN is true). From
+ * float to an integer type: truncated toward zero, floor(max(x, 0)) +
+ * ceil(min(x, 0)) added into the integer type, saturated (NaN gives 0;
+ * ONNX leaves values out of range undefined). Between integer types the
+ * widening casts (bool, int8, uint8 to int32; bool to int8, uint8): a
+ * T_ADD of 0, exact; the narrowing ones would wrap and are refused.
+ */
+static int cast_trunc(struct gbuild *b, const struct gnode *n)
+{
+	const struct gtensor *x = gop_in(b, n, 0);
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	int64_t dims[MAX_RANK];
+	uint32_t rank = x->rank;
+	int k0, lo, hi, status;
+
+	memcpy(dims, x->dims, sizeof(dims));
+	gop_dense(dims, rank, st);
+	if ((status = gop_scalar(b, n, 0.0f, &k0)) ||
+	    (status = gop_scratch(b, n, gop_in(b, n, 0)->count, &hi)) ||
+	    (status = gop_scratch(b, n, gop_in(b, n, 0)->count, &lo)))
+		return status;
+	if (!rank) {
+		rank = 1;
+		dims[0] = 1;
+		st[0] = 1;
+	}
+	if ((status = gop_launch_nd(b, n, VNPU_OP_T_MAX, rank, dims, 0, n->in[0], st, k0, zero,
+				    hi, st)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_FLOOR, rank, dims, 0, hi, st, -1, NULL, hi,
+				    st)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MIN, rank, dims, 0, n->in[0], st, k0, zero,
+				    lo, st)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_CEIL, rank, dims, 0, lo, st, -1, NULL, lo,
+				    st)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_ADD, rank, dims, 0, hi, st, lo, st, n->out[0], st);
+}
+
 static int op_cast(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "to", "saturate", NULL };
-	uint64_t st[MAX_RANK];
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	int64_t dims[MAX_RANK];
 	struct gtensor *x;
+	uint32_t rank;
 	int64_t to;
-	int status;
+	int status, k;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_single_output(n)))
 		return status;
 	to = gop_attr_int(n, "to", 0);
-	if (!gb_is_float((int)to))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "cast to element type %lld not supported (float and float16 are)",
-				 (long long)to);
 	x = gop_in(b, n, 0);
+	if (!gb_is_io_type(x->dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
+				 x->name, x->dtype);
+	if (!gb_is_io_type((int)to))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "cast to element type %lld not supported (float, float16, int8, uint8, int32 and bool are)",
+				 (long long)to);
+	if (!x->count)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", x->name);
 	if (x->dtype == to)
 		return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
-	/* float <-> float16: a converting device copy, rounded to nearest even. */
+	if (!gb_is_float((int)to) && to != VNPU_DTYPE_BOOL && !gb_is_float(x->dtype) &&
+	    x->dtype != VNPU_DTYPE_BOOL && (to != VNPU_DTYPE_INT32 || x->dtype == VNPU_DTYPE_INT32))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "cast from element type %d to %lld not supported (it narrows: the values would wrap)",
+				 x->dtype, (long long)to);
 	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, 0);
 	gb_set_shape(&b->tensors[n->out[0]], (int)to, x->rank, x->dims);
-	gop_dense(x->dims, x->rank, st);
-	return gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
+	rank = x->rank ? x->rank : 1;
+	memcpy(dims, x->dims, sizeof(dims));
+	if (!x->rank)
+		dims[0] = 1;
+	gop_dense(dims, rank, st);
+	/* To float or float16: a converting device copy, rounded to nearest even. */
+	if (gb_is_float((int)to))
+		return gop_copy(b, n, rank, dims, n->in[0], 0, st, n->out[0], 0, st);
+	if (to == VNPU_DTYPE_BOOL) {
+		int eq;
+
+		if ((status = gop_scalar(b, n, 0.0f, &k)) ||
+		    (status = gop_scratch(b, n, gop_in(b, n, 0)->count, &eq)))
+			return status;
+		x = gop_in(b, n, 0);
+		gb_set_shape(&b->tensors[eq], VNPU_DTYPE_BOOL, x->rank, x->dims);
+		if ((status = gop_launch_nd(b, n, VNPU_OP_T_EQUAL, rank, dims, 0, n->in[0], st, k,
+					    zero, eq, st)) ||
+		    (status = gop_scalar(b, n, 1.0f, &k)))
+			return status;
+		return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, k, zero, eq, st,
+				     n->out[0], st);
+	}
+	if (gb_is_float(x->dtype))
+		return cast_trunc(b, n);
+	status = gop_scalar(b, n, 0.0f, &k);
+	return status ? status :
+	       gop_launch_nd(b, n, VNPU_OP_T_ADD, rank, dims, 0, n->in[0], st, k, zero, n->out[0],
+			     st);
 }
 
 const struct gop_map gop_data_ops[] = {

@@ -239,7 +239,7 @@ def bad_operators(d, x):
     one("depth_to_space", "DepthToSpace", ["x4"], {"x4": np.ones((1, 4, 2, 2), np.float32)},
         blocksize=3)
     one("prelu_slope", "PRelu", ["x", "slope"], {"slope": f32(1, 2, 3)})
-    one("cast_to", "Cast", ["x"], {}, to=TensorProto.INT32)
+    one("cast_to", "Cast", ["x"], {}, to=TensorProto.INT64)
     x3 = np.ones((3, 1, 2), np.float32)
     one("lstm_weights", "LSTM", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 8, 3), np.float32),
                                                   "R": np.ones((1, 8, 2), np.float32)},
@@ -275,6 +275,14 @@ def bad_operators(d, x):
     one("dequant_input_type", "DequantizeLinear", ["x", "s"], {"s": f32(0.1)})
     one("dequant_zero_type", "DequantizeLinear", ["q", "s", "z"],
         {"q": np.zeros((2, 4), np.int8), "s": f32(0.1), "z": np.zeros((), np.uint8)})
+    # The bool operators, the comparisons, Where and the integer Casts.
+    b8 = lambda *s: np.ones(s, np.bool_)
+    one("and_type", "And", ["x", "bt"], {"bt": b8(2, 4)})
+    one("less_shapes", "Less", ["x", "c"], {"c": np.ones((3, 5), np.float32)})
+    one("equal_types", "Equal", ["x", "i"], {"i": np.zeros((2, 4), np.int32)})
+    one("isinf_detect", "IsInf", ["x"], {}, detect_negative=2)
+    one("where_shapes", "Where", ["cond", "x", "x"], {"cond": b8(3)})
+    one("cast_narrow", "Cast", ["i"], {"i": np.zeros((2, 4), np.int32)}, to=TensorProto.INT8)
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
