@@ -17,9 +17,10 @@
  * row-major order. COPY and IM2COL move elements (converting them to C's
  * element type with the integer code of vnpu_dtype.h) and need no FPU, nor
  * does WHERE, which moves A's elements where B is non-zero; the others run
- * in vnpu_ops_fpu.c in sections of at most %VNPU_FPU_CHUNK points (pools: window elements, plus one window) between
- * kernel_fpu_begin() and kernel_fpu_end(), with cond_resched() and the
- * abort check between sections, as the 2-D operators do.
+ * in vnpu_ops_fpu.c in sections of at most %VNPU_FPU_CHUNK points (pools:
+ * window elements, plus one window) between kernel_fpu_begin() and
+ * kernel_fpu_end(), with cond_resched() and the abort check between
+ * sections, as the 2-D operators do.
  */
 
 #include <linux/fpu.h>

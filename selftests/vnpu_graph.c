@@ -219,6 +219,14 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "where_shapes", VNPU_ERROR_INVALID_MODEL, { "'where_shapes' (Where)", "do not broadcast" } },
 		{ "cast_narrow", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'cast_narrow' (Cast)", "from element type 6 to 3 not supported (it narrows" } },
+		{ "matmulinteger_terms", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'matmulinteger_terms' (MatMulInteger)", "300 terms per output" } },
+		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'convinteger_zero' (ConvInteger)", "zero point 'qz' of 2 elements" } },
+		{ "qlinearmatmul_scale", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'qlinearmatmul_scale' (QLinearMatMul)", "scale 's2' of 2 elements" } },
+		{ "qlinearconv_bias", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'qlinearconv_bias' (QLinearConv)", "bias input B is not supported" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -1102,7 +1102,7 @@ static int op_pool(struct gbuild *b, struct gnode *n)
  * (N x C kh kw x P, a scratch tensor), then Y[n, g Kg + k] = W[g Kg + k]
  * cols[n, g Qg ...] as one DOT over (N, G, Kg, P, Qg), then the bias.
  */
-static int op_conv(struct gbuild *b, struct gnode *n)
+int gop_conv(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
 					       "pads", "strides", NULL };
@@ -1572,7 +1572,7 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
-static int op_matmul(struct gbuild *b, struct gnode *n)
+int gop_matmul(struct gbuild *b, struct gnode *n)
 {
 	int64_t ad[VNPU_HOST_TENSOR_MAX_RANK], bd[VNPU_HOST_TENSOR_MAX_RANK], od[VNPU_HOST_TENSOR_MAX_RANK];
 	int64_t batch[VNPU_HOST_TENSOR_MAX_RANK];
@@ -1857,11 +1857,11 @@ static const struct gop_map core_ops[] = {
 	{ "Hardmax", op_softmax_t, 1 },
 	{ "ReduceSum", op_reduce_t, 7 }, { "ReduceMean", op_reduce_t, 7 },
 	{ "ReduceMax", op_reduce_t, 7 }, { "ReduceProd", op_reduce_t, 1 },
-	{ "Gemm", op_gemm, 7 }, { "MatMul", op_matmul, 7 }, { "Transpose", op_transpose, 1 },
+	{ "Gemm", op_gemm, 7 }, { "MatMul", gop_matmul, 7 }, { "Transpose", op_transpose, 1 },
 	{ "Reshape", op_reshape, 7 }, { "Flatten", op_flatten, 7 }, { "Squeeze", op_squeeze, 7 },
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
 	{ "Constant", op_constant, 7 },
-	{ "Conv", op_conv, 7 }, { "ConvTranspose", op_conv_transpose, 1 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
+	{ "Conv", gop_conv, 7 }, { "ConvTranspose", op_conv_transpose, 1 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
 	{ "GlobalAveragePool", op_global_pool, 1 }, { "GlobalMaxPool", op_global_pool, 1 },
 	{ "BatchNormalization", op_batchnorm, 7 },
 	{ NULL, NULL, 0 },

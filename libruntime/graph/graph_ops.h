@@ -102,6 +102,12 @@ int gop_log_softmax(struct gbuild *b, const struct gnode *n, int x, int y, uint3
 /* Copies the @rank-d window @shape of A (offset, strides) into C (T_COPY). */
 int gop_copy(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64_t *shape,
 	     int ta, uint64_t oa, const uint64_t *sa, int tc, uint64_t oc, const uint64_t *sc);
+/*
+ * The mappings of MatMul and Conv (graph_ops.c), which the integer
+ * operators of graph_ops_quant.c call with their centred fp32 operands.
+ */
+int gop_matmul(struct gbuild *b, struct gnode *n);
+int gop_conv(struct gbuild *b, struct gnode *n);
 /* A scalar float constant of the node (a weight). */
 int gop_scalar(struct gbuild *b, const struct gnode *n, float value, int *id);
 

@@ -283,6 +283,18 @@ def bad_operators(d, x):
     one("isinf_detect", "IsInf", ["x"], {}, detect_negative=2)
     one("where_shapes", "Where", ["cond", "x", "x"], {"cond": b8(3)})
     one("cast_narrow", "Cast", ["i"], {"i": np.zeros((2, 4), np.int32)}, to=TensorProto.INT8)
+    # The integer products: sums of at most 258 terms (exact in fp32), one
+    # zero point and one scale per tensor, no QLinearConv bias.
+    u8 = lambda *s: np.ones(s, np.uint8)
+    one("matmulinteger_terms", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 300), "qb": u8(300, 2)})
+    one("convinteger_zero", "ConvInteger", ["qx", "qw", "qz"],
+        {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
+    one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s2", "qz1", "qb", "s", "qz1", "s", "qz1"],
+        {"qa": u8(2, 3), "qb": u8(3, 2), "s2": f32(0.1, 0.2), "s": f32(0.1), "qz1": u8(1)})
+    one("qlinearconv_bias", "QLinearConv",
+        ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
+        {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
+         "bias": np.zeros(1, np.int32)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]

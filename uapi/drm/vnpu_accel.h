@@ -957,14 +957,15 @@ struct drm_vnpu_tensor_norm {
  * 1.4 and for an unused B). Every operator but T_COPY, T_IM2COL, the
  * comparisons and T_WHERE is a float operator: A and B may be of any
  * type, in any mix; it converts each element it reads to fp32 (exactly;
- * int32 beyond 2^24 to nearest even), computes as with fp32 tensors (sums and products accumulate in
- * fp32) and rounds each result it writes to C's type: to nearest, ties to
- * even, for fp16 (overflow gives infinity) and for the integer types,
- * which are also saturated to their range (NaN gives 0). C is fp32 or
- * fp16, or of an integer type for the elementwise operators (T_ADD ..
- * T_EXP): quantisation is a T_DIV to int32 and a T_ADD of the zero point,
- * dequantisation a T_SUB of it and a T_MUL. With an fp16 C, SOFTMAX
- * rounds exp(A[i] - max) to fp16 before the division.
+ * int32 beyond 2^24 to nearest even), computes as with fp32 tensors
+ * (sums and products accumulate in fp32) and rounds each result it writes
+ * to C's type: to nearest, ties to even, for fp16 (overflow gives
+ * infinity) and for the integer types, which are also saturated to their
+ * range (NaN gives 0). C is fp32 or fp16, or of an integer type for the
+ * elementwise operators (T_ADD .. T_EXP): quantisation is a T_DIV to
+ * int32 and a T_ADD of the zero point, dequantisation a T_SUB of it and a
+ * T_MUL. With an fp16 C, SOFTMAX rounds exp(A[i] - max) to fp16 before
+ * the division.
  * The comparisons (1.6) take any types and write any C, exactly (see
  * (5)); T_WHERE moves A bit exactly into C of the same type (see (6)).
  * T_COPY and T_IM2COL move elements: of one type to the same type bit
