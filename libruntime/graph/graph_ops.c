@@ -92,6 +92,23 @@ int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j)
 	return VNPU_SUCCESS;
 }
 
+int gop_need_movable(struct gbuild *b, const struct gnode *n, size_t j)
+{
+	struct gtensor *t = gop_in(b, n, j), *x = gop_in(b, n, 0);
+
+	if (t && !gb_is_io_type(t->dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
+				 t->name, t->dtype);
+	if (t && x && t->dtype != x->dtype && !(gb_is_float(t->dtype) && gb_is_float(x->dtype)))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "input '%s' of element type %d, input '%s' of %d", t->name, t->dtype,
+				 x->name, x->dtype);
+	if (t && !t->count)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", t->name);
+	return VNPU_SUCCESS;
+}
+
 /* Only the first output of these operators is supported. */
 int gop_single_output(const struct gnode *n)
 {
@@ -117,8 +134,13 @@ int gop_set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank
 		   const int64_t *dims)
 {
 	struct gtensor *t = &b->tensors[n->out[o]], *x = gop_in(b, n, 0);
-	/* The node's float type: float16 in, float16 out. */
-	int dtype = x && x->dtype == VNPU_DTYPE_FLOAT16 ? VNPU_DTYPE_FLOAT16 : VNPU_DTYPE_FLOAT;
+	/*
+	 * The node's type: float16 in, float16 out; likewise an integer or bool
+	 * input 0 of the moves (the float operators refuse those, the others
+	 * set their outputs' types); float otherwise.
+	 */
+	int dtype = x && x->dtype != VNPU_DTYPE_FLOAT && gb_is_io_type(x->dtype) ?
+		    x->dtype : VNPU_DTYPE_FLOAT;
 
 	if (!gb_set_shape(t, dtype, rank, dims))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output shape out of range");
@@ -631,7 +653,7 @@ static int op_transpose(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	if (a && a->n_ints != x->rank)

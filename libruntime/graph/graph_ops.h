@@ -51,6 +51,12 @@ int gop_need_inputs(const struct gnode *n, size_t min, size_t max);
 int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j);
 int gop_single_output(const struct gnode *n);
 /*
+ * Input @j of an operator that only moves elements (T_COPY, bit exact):
+ * any type the device holds, that of input 0 (float and float16 may mix),
+ * not empty.
+ */
+int gop_need_movable(struct gbuild *b, const struct gnode *n, size_t j);
+/*
  * The usual prologue of a float operator: attributes within @allowed,
  * @min..@max inputs, each present one float, only the first output used.
  */

@@ -283,6 +283,13 @@ def bad_operators(d, x):
     one("isinf_detect", "IsInf", ["x"], {}, detect_negative=2)
     one("where_shapes", "Where", ["cond", "x", "x"], {"cond": b8(3)})
     one("cast_narrow", "Cast", ["i"], {"i": np.zeros((2, 4), np.int32)}, to=TensorProto.INT8)
+    # CastLike (operator set 15) to int64, which the device does not hold.
+    g = helper.make_graph([helper.make_node("CastLike", ["x", "l64"], ["y"], name="castlike_type")],
+                          "castlike_type", [x], [any_y], [numpy_helper.from_array(i64(1), "l64")])
+    m = model(g)
+    m.opset_import[0].version = 15
+    save(m, os.path.join(d, "op_castlike_type.onnx"), check=False)
+    one("eyelike_rank", "EyeLike", ["x3"], {"x3": x3}, k=1)
     # The integer products: sums of at most 258 terms (exact in fp32), one
     # zero point and one scale per tensor, no QLinearConv bias.
     u8 = lambda *s: np.ones(s, np.uint8)
