@@ -223,6 +223,8 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'castlike_type' (CastLike)", "cast to element type 7 not supported" } },
 		{ "eyelike_rank", VNPU_ERROR_INVALID_MODEL,
 		  { "'eyelike_rank' (EyeLike)", "input 'x3' of rank 3, 2 expected" } },
+		{ "dynquant_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'dynquant_type' (DynamicQuantizeLinear)", "input 'h16' of element type 10 (float is)" } },
 		{ "matmulinteger_terms", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'matmulinteger_terms' (MatMulInteger)", "300 terms per output" } },
 		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,

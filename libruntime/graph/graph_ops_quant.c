@@ -29,6 +29,9 @@
  *   QLinearMatMul     the same sums times a_scale * b_scale / y_scale,
  *   QLinearConv       rounded to nearest even into int32, plus y_zero_point
  *                     into y's int8 or uint8, saturated
+ *
+ * DynamicQuantizeLinear computes its scale and zero point on the device
+ * from the extremes of x, then quantizes as QuantizeLinear.
  */
 #include <string.h>
 
@@ -373,7 +376,98 @@ static int op_qlinear(struct gbuild *b, struct gnode *n)
 			     n->out[0], st);
 }
 
+/* Output @o of the node, or a scratch when the model leaves it unnamed. */
+static int dq_out(struct gbuild *b, const struct gnode *n, size_t o, int dtype, uint32_t rank,
+		  const int64_t *dims, int *id)
+{
+	int status;
+
+	if (o < n->num_out && n->out[o] >= 0) {
+		status = gop_set_out(b, n, o, rank, dims);
+		*id = n->out[o];
+	} else {
+		status = gop_scratch(b, n, gop_prod(dims, 0, rank), id);
+	}
+	if (status == VNPU_SUCCESS)
+		gb_set_shape(&b->tensors[*id], dtype, rank, dims);
+	return status;
+}
+
+/*
+ * DynamicQuantizeLinear, as the definition's function body computes it:
+ * max and min of x (T_REDUCE_MAX of x and of 0 - x) widened to include 0,
+ * y_scale = (max - min) / 255, y_zero_point = saturate(round(0 - min /
+ * y_scale)) (T_SUB into uint8: the rounding half to even and the clip
+ * to [0, 255] of the body at once), y = QuantizeLinear(x, y_scale,
+ * y_zero_point).
+ */
+static int op_dynamic_quantize(struct gbuild *b, struct gnode *n)
+{
+	int64_t flat[1], none[1] = { 1 };
+	uint64_t unit[1] = { 1 }, zero[1] = { 0 }, st[MAX_RANK], z0[MAX_RANK] = { 0 };
+	int neg, mx, mn, k0, k255, sc, zp, q, y, status;
+	struct gtensor *x;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)))
+		return status;
+	x = gop_in(b, n, 0);
+	if (x->dtype != VNPU_DTYPE_FLOAT)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d (float is)", x->name, x->dtype);
+	flat[0] = (int64_t)x->count;
+	if ((status = dq_out(b, n, 0, VNPU_DTYPE_UINT8, x->rank, x->dims, &y)) ||
+	    (status = dq_out(b, n, 1, VNPU_DTYPE_FLOAT, 0, none, &sc)) ||
+	    (status = dq_out(b, n, 2, VNPU_DTYPE_UINT8, 0, none, &zp)) ||
+	    (status = gop_scratch(b, n, (uint64_t)flat[0], &neg)) ||
+	    (status = gop_scratch(b, n, 1, &mx)) || (status = gop_scratch(b, n, 1, &mn)) ||
+	    (status = gop_scratch(b, n, (uint64_t)flat[0], &q)) ||
+	    (status = gop_scalar(b, n, 0.0f, &k0)) || (status = gop_scalar(b, n, 255.0f, &k255)))
+		return status;
+	gb_set_shape(&b->tensors[q], VNPU_DTYPE_INT32, 1, flat);
+	/* max(x) and min(x) = 0 - max(0 - x), over every element. */
+	if ((status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MAX, 1, flat, 1, n->in[0], unit, -1,
+				    NULL, mx, zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, flat, 0, k0, zero, n->in[0], unit, neg,
+				    unit)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MAX, 1, flat, 1, neg, unit, -1, NULL,
+				    mn, zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, none, 0, k0, zero, mn, zero, mn,
+				    zero)) ||
+	    /* The range includes 0. */
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MAX, 1, none, 0, mx, zero, k0, zero, mx,
+				    zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MIN, 1, none, 0, mn, zero, k0, zero, mn,
+				    zero)) ||
+	    /* y_scale = (max - min) / 255. */
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, none, 0, mx, zero, mn, zero, sc,
+				    zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, none, 0, sc, zero, k255, zero, sc,
+				    zero)) ||
+	    /* y_zero_point = saturate(round(0 - min / y_scale)). */
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, none, 0, mn, zero, sc, zero, mn,
+				    zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, none, 0, k0, zero, mn, zero, zp,
+				    zero)))
+		return status;
+	/* y = saturate(round(x / y_scale) + y_zero_point), as QuantizeLinear. */
+	x = gop_in(b, n, 0);
+	gop_dense(x->dims, x->rank, st);
+	if (!x->rank) {
+		st[0] = 1;
+		status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, none, 0, n->in[0], st, sc, z0, q, st);
+		return status ? status :
+		       gop_launch_nd(b, n, VNPU_OP_T_ADD, 1, none, 0, q, st, zp, z0, y, st);
+	}
+	status = gop_launch_nd(b, n, VNPU_OP_T_DIV, x->rank, x->dims, 0, n->in[0], st, sc, z0, q,
+			       st);
+	x = gop_in(b, n, 0);
+	return status ? status :
+	       gop_launch_nd(b, n, VNPU_OP_T_ADD, x->rank, x->dims, 0, q, st, zp, z0, y, st);
+}
+
 const struct gop_map gop_quant_ops[] = {
+	{ "DynamicQuantizeLinear", op_dynamic_quantize, 11 },
 	{ "QuantizeLinear", op_quantize_linear, 10 },
 	{ "DequantizeLinear", op_dequantize_linear, 10 },
 	{ "MatMulInteger", op_integer_product, 10 },

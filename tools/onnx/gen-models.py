@@ -290,6 +290,7 @@ def bad_operators(d, x):
     m.opset_import[0].version = 15
     save(m, os.path.join(d, "op_castlike_type.onnx"), check=False)
     one("eyelike_rank", "EyeLike", ["x3"], {"x3": x3}, k=1)
+    one("dynquant_type", "DynamicQuantizeLinear", ["h16"], {"h16": f16(2, 4)})
     # The integer products: sums of at most 258 terms (exact in fp32), one
     # zero point and one scale per tensor, no QLinearConv bias.
     u8 = lambda *s: np.ones(s, np.uint8)
