@@ -5,7 +5,9 @@
  * Description: ONNX graphs through the runtime: every kind of bad model
  * and bad run is refused with its status and a message naming the node
  * and operator, and leaves the device's memory as it was; a good model
- * runs, on one and on two streams, and gives back all of its memory.
+ * runs, on one and on two streams, and gives back all of its memory; a
+ * model with uint8 input, bool intermediates and int32 output matches
+ * numpy's integers exactly.
  *
  * The models are generated at build time by tools/onnx/gen-models.py into
  * build/onnx (run from the repository root).
@@ -485,6 +487,12 @@ TEST_F(graph, mlp_matches_numpy)
 TEST_F(graph, branches_on_two_streams_match_numpy)
 {
 	run_model(_metadata, self, "branches", 2);
+}
+
+/* uint8 in, int32 out, a bool in between: exact, as numpy's integers. */
+TEST_F(graph, integer_model_matches_numpy)
+{
+	run_model(_metadata, self, "int_io", 1);
 }
 
 TEST_HARNESS_MAIN

@@ -8,6 +8,7 @@
 #   cnn.onnx        small CNN: Conv/Relu/MaxPool/Conv/Relu/GlobalAveragePool/
 #                   Flatten/Gemm/Softmax on 1x12x12 images, batch 8
 #   branches.onnx   two independent Gemm/Relu branches joined by Add (streams)
+#   int_io.onnx     uint8 in, int32 out: MatMulInteger, Greater, Where
 #   NAME/test_data_set_0/{input,output}_K.pb   inputs and numpy's outputs
 #   NAME/weights/*.pb                          the weights, for CPU references
 #   bad/*.onnx      malformed or unsupported models for the error tests
@@ -155,6 +156,29 @@ def branches(out, rng, batch=8):
     x = rng.standard_normal((batch, 64)).astype(np.float32)
     y = (relu(x @ w["Wa"] + w["ba"]) + relu(x @ w["Wb"] + w["bb"])) @ w["Wc"]
     write_set(out, "branches", [("x", x)], [("y", y.astype(np.float32))], w)
+
+
+def int_io(out, rng):
+    """uint8 in, int32 out: MatMulInteger, Greater and Where on the device.
+
+    Every intermediate is a multiple of 64 bytes: the planner's naive sum
+    counts the tensors' bytes without the 64-byte alignment of the arena.
+    """
+    w = {"W": rng.randint(0, 256, (8, 16)).astype(np.uint8), "za": np.array(128, np.uint8),
+         "zero": np.zeros(1, np.int32)}
+    nodes = [
+        helper.make_node("MatMulInteger", ["q", "W", "za"], ["mm"], name="mm"),
+        helper.make_node("Greater", ["mm", "zero"], ["pos"], name="pos"),
+        helper.make_node("Where", ["pos", "mm", "zero"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(nodes, "int_io",
+                          [helper.make_tensor_value_info("q", TensorProto.UINT8, [4, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, [4, 16])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "int_io.onnx"))
+    q = rng.randint(0, 256, (4, 8)).astype(np.uint8)
+    mm = (q.astype(np.int32) - 128) @ w["W"].astype(np.int32)
+    write_set(out, "int_io", [("q", q)], [("y", np.maximum(mm, 0).astype(np.int32))], w)
 
 
 def bad(out):
@@ -321,6 +345,7 @@ def main():
     mlp(out, rng)
     cnn(out, rng)
     branches(out, rng)
+    int_io(out, rng)
     bad(out)
 
 
