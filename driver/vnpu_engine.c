@@ -115,7 +115,7 @@ static void vnpu_job_signal(struct vnpu_job *job, int error)
 /*
  * A copy over a link to another device lasts at least the link's latency
  * plus its bytes at the link's bandwidth: the engine sleeps for what the
- * memmove left (as DELAY does, a reset or timeout cuts it short).
+ * copy left (as DELAY does, a reset or timeout cuts it short).
  */
 static void vnpu_exec_copy(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 {
@@ -123,7 +123,7 @@ static void vnpu_exec_copy(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd
 
 	for (done = 0; done < cmd->size && !READ_ONCE(job->aborted); done += n) {
 		n = min_t(u64, cmd->size - done, VNPU_EXEC_CHUNK);
-		memmove(cmd->dst + done, cmd->src + done, n);
+		vnpu_copy_bytes(cmd->dst + done, cmd->src + done, n);
 		cond_resched();
 	}
 	if (!cmd->link_mbps)
@@ -359,10 +359,8 @@ static void vnpu_job_release_work(struct work_struct *work)
 	struct drm_device *drm = &job->vdev->drm;
 	u32 i;
 
-	for (i = 0; i < job->bo_count; i++) {
-		drm_gem_vunmap_unlocked(job->bos[i].obj, &job->bos[i].map);
+	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i].obj);
-	}
 	for (i = 0; i < job->cmd_count; i++)
 		kfree(job->cmds[i].kop);
 	vnpu_queue_state_put(job->qs);

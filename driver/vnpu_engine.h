@@ -126,13 +126,13 @@ struct vnpu_exec_cmd {
 };
 
 /**
- * struct vnpu_job_bo - a buffer a job uses, referenced and vmapped
+ * struct vnpu_job_bo - a buffer a job uses, referenced and mapped
  * @obj: the GEM object (a reference is held)
- * @map: its kernel mapping
+ * @vaddr: its kernel address (vnpu_bo_vaddr())
  */
 struct vnpu_job_bo {
 	struct drm_gem_object *obj;
-	struct iosys_map map;
+	void *vaddr;
 };
 
 /**

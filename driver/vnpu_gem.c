@@ -90,6 +90,9 @@ static void vnpu_bo_free(struct drm_gem_object *obj)
 	struct vnpu_device *vdev = to_vnpu_device(obj->dev);
 	struct vnpu_bo *bo = to_vnpu_bo(obj);
 
+	/* No job is left: each held a reference. */
+	if (bo->vaddr)
+		drm_gem_vunmap_unlocked(obj, &bo->kmap);
 	if (bo->pinned)
 		drm_gem_shmem_unpin(&bo->base);
 
@@ -145,6 +148,44 @@ static int vnpu_bo_pin(struct drm_gem_object *obj)
 static int vnpu_bo_vmap(struct drm_gem_object *obj, struct iosys_map *map)
 {
 	return vnpu_bo_populate_locked(to_vnpu_bo(obj)) ?: drm_gem_shmem_object_vmap(obj, map);
+}
+
+/**
+ * vnpu_bo_vaddr - the kernel address of a buffer, for the jobs that use it
+ * @obj: the buffer; the caller holds a reference
+ *
+ * The first call maps the buffer (populating it, vnpu_bo_vmap(); for an
+ * import, the exporter's dma-buf vmap) and the mapping stays until the
+ * buffer is freed: mapping and unmapping a whole buffer for every job costs
+ * page-table work and TLB flushes in proportion to the buffer, not to the
+ * bytes the job touches.
+ *
+ * Returns: the address, or an ERR_PTR.
+ */
+void *vnpu_bo_vaddr(struct drm_gem_object *obj)
+{
+	struct vnpu_bo *bo = to_vnpu_bo(obj);
+	/* Pairs with the release below: a set address is a complete mapping. */
+	void *vaddr = smp_load_acquire(&bo->vaddr);
+	struct iosys_map map;
+	int ret = 0;
+
+	if (vaddr)
+		return vaddr;
+	drm_gem_lock(obj);
+	vaddr = bo->vaddr;
+	if (!vaddr) {
+		/* Never I/O memory: shmem pages, or a vnpu exporter's. */
+		ret = vnpu_bo_vmap(obj, &map);
+		if (!ret) {
+			bo->kmap = map;
+			vaddr = map.vaddr;
+			/* Publishes the mapping to the lockless readers above. */
+			smp_store_release(&bo->vaddr, vaddr);
+		}
+	}
+	drm_gem_unlock(obj);
+	return ret ? ERR_PTR(ret) : vaddr;
 }
 
 static int vnpu_bo_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)

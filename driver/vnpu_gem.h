@@ -26,6 +26,11 @@ struct drm_printer;
  * @peer_vram: an import of another vnpu device's VRAM buffer; copies
  *	through it are paced by the link to that device
  * @peer_index: index of that device when @peer_vram
+ * @kmap: the kernel mapping jobs use (vnpu_bo_vaddr(); for an import, the
+ *	exporter's dma-buf vmap), made by the first job that needs it and
+ *	kept until the buffer is freed. Set once under the reservation lock
+ * @vaddr: @kmap's address, NULL until set; published with a release
+ *	store, so jobs read it without the lock (acquire)
  *
  * @node and the charge to @owner are set once at creation under
  * &vnpu_device.mem_lock and released in the free callback, so the memory
@@ -42,6 +47,8 @@ struct vnpu_bo {
 	bool pinned;
 	bool peer_vram;
 	unsigned int peer_index;
+	struct iosys_map kmap;
+	void *vaddr;
 };
 
 static inline struct vnpu_bo *to_vnpu_bo(struct drm_gem_object *obj)
@@ -57,6 +64,7 @@ static inline u64 vnpu_bo_device_addr(struct vnpu_bo *bo)
 struct drm_gem_object *vnpu_gem_create_object(struct drm_device *drm, size_t size);
 struct drm_gem_object *vnpu_gem_prime_import(struct drm_device *drm, struct dma_buf *dma_buf);
 void vnpu_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+void *vnpu_bo_vaddr(struct drm_gem_object *obj);
 
 int vnpu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int vnpu_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file);

@@ -58,6 +58,7 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -647,12 +648,93 @@ static const struct vnpu_simd *vnpu_simd_fastest(const struct vnpu_simd *avx2)
 	return ps_avx2 <= ps_sse2 ? avx2 : &vnpu_simd_sse2;
 }
 
+/* Bytes of one FPU section of vnpu_copy_bytes(). */
+#define VNPU_COPY_SECTION SZ_256K
+/* Bytes of each copy vnpu_copy_probe() times. */
+#define VNPU_COPY_PROBE_BYTES SZ_64K
+
+/* Whether vnpu_copy_bytes() moves whole blocks with the vector kernel. */
+static bool vnpu_copy_vector;
+
+/**
+ * vnpu_copy_bytes - the copy engine's data mover
+ * @dst: destination
+ * @src: source; the ranges may overlap
+ * @n: bytes
+ *
+ * Ranges that do not overlap move in the vector kernel's blocks when
+ * vnpu_copy_probe() measured it faster than memmove() (which is the
+ * byte-wide string move on CPUs with ERMS, and an emulator may run that a
+ * byte an iteration), in FPU sections of at most %VNPU_COPY_SECTION bytes
+ * with cond_resched() between them; the rest with memmove().
+ */
+void vnpu_copy_bytes(void *dst, const void *src, size_t n)
+{
+	size_t done = 0, len;
+
+	if (vnpu_copy_vector && (dst + n <= src || src + n <= dst)) {
+		while (n - done >= VNPU_SIMD_COPY_BLOCK) {
+			len = min_t(size_t, n - done, VNPU_COPY_SECTION);
+			kernel_fpu_begin();
+			done += vnpu_simd_active->copy(dst + done, src + done, len);
+			kernel_fpu_end();
+			cond_resched();
+		}
+	}
+	memmove(dst + done, src + done, n - done);
+}
+
+/* Nanoseconds of the best of five copies of @n bytes by @vector or memmove(). */
+static u64 vnpu_copy_time(void *dst, const void *src, size_t n, bool vector)
+{
+	u64 best = U64_MAX, t;
+	int run;
+
+	for (run = 0; run < 5; run++) {
+		t = ktime_get_ns();
+		if (vector) {
+			kernel_fpu_begin();
+			vnpu_simd_active->copy(dst, src, n);
+			kernel_fpu_end();
+		} else {
+			memmove(dst, src, n);
+		}
+		best = min(best, ktime_get_ns() - t);
+		cond_resched();
+	}
+	return best;
+}
+
+/*
+ * Whether the chosen vector kernels copy faster than memmove(): measured,
+ * as the GEMM micro-kernels are, since which one wins depends on the CPU
+ * (and on an emulator). memmove() without memory to try.
+ */
+static bool vnpu_copy_probe(void)
+{
+	u8 *buf = kmalloc(2 * VNPU_COPY_PROBE_BYTES, GFP_KERNEL);
+	u64 ns_memmove, ns_vector;
+
+	if (!buf)
+		return false;
+	memset(buf, 0x5a, 2 * VNPU_COPY_PROBE_BYTES);
+	ns_memmove = vnpu_copy_time(buf, buf + VNPU_COPY_PROBE_BYTES,
+				    VNPU_COPY_PROBE_BYTES, false);
+	ns_vector = vnpu_copy_time(buf, buf + VNPU_COPY_PROBE_BYTES,
+				   VNPU_COPY_PROBE_BYTES, true);
+	kfree(buf);
+	pr_info("vnpu: copies of %u KiB: memmove %llu ns, %s %llu ns\n",
+		VNPU_COPY_PROBE_BYTES / SZ_1K, ns_memmove, vnpu_simd_active->name, ns_vector);
+	return ns_vector < ns_memmove;
+}
+
 /**
  * vnpu_gemm_init - choose the vector kernels
  *
  * ``simd=auto`` takes AVX2 and FMA where the CPU supports them (the
  * feature checks of lib/raid6 and the crypto drivers) and they measure
- * faster than SSE2, else SSE2.
+ * faster than SSE2, else SSE2. The copy engine then uses the chosen
+ * kernels' copy where it measures faster than memmove() (vnpu_copy_bytes()).
  *
  * Return: 0, or -EINVAL for a bad ``simd`` parameter or ``avx2`` on a CPU
  * without AVX2 and FMA.
@@ -676,6 +758,7 @@ int vnpu_gemm_init(void)
 		return -EINVAL;
 	}
 	pr_info("vnpu: %s compute kernels\n", vnpu_simd_active->name);
+	vnpu_copy_vector = vnpu_copy_probe();
 	return 0;
 }
 

@@ -95,6 +95,7 @@ void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted);
 
 /* vnpu_gemm.c: the blocked matrix products. */
 int vnpu_gemm_init(void);
+void vnpu_copy_bytes(void *dst, const void *src, size_t n);
 void vnpu_gemm_fini(void);
 bool vnpu_gemm_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
 		   const bool *aborted);

@@ -13,9 +13,10 @@
  *
  * A submit copies the commands in, checks every field, and resolves each
  * device-address range to the one buffer of the file that contains it: the
- * job takes a GEM reference on the buffer and vmaps it (for an import, the
- * exporter's dma-buf vmap) until the job is released. Only then is the job
- * armed and pushed, so a failed submit changes nothing.
+ * job takes a GEM reference on the buffer until the job is released and
+ * uses the buffer's kernel mapping (vnpu_bo_vaddr(): made by the first job,
+ * kept until the buffer is freed). Only then is the job armed and pushed,
+ * so a failed submit changes nothing.
  *
  * Each queue has a &vnpu_queue_state, shared with its jobs so that it
  * outlives the queue: counters, the last error, the timeout and the guilty
@@ -399,7 +400,7 @@ static struct drm_gem_object *vnpu_file_find_bo(struct drm_file *file, u64 addr,
 	return found;
 }
 
-/* Index in @job->bos of @obj, vmapped; consumes the caller's reference. */
+/* Index in @job->bos of @obj, mapped; consumes the caller's reference. */
 static int vnpu_job_add_bo(struct vnpu_job *job, struct drm_gem_object *obj)
 {
 	struct vnpu_job_bo *jbo;
@@ -414,14 +415,9 @@ static int vnpu_job_add_bo(struct vnpu_job *job, struct drm_gem_object *obj)
 	}
 	jbo = &job->bos[job->bo_count];
 	ret = vnpu_fault_inject(job->vdev, VNPU_FAULT_JOB_BO_VMAP);
-	if (ret) {
-		drm_gem_object_put(obj);
-		return ret;
-	}
-	ret = drm_gem_vmap_unlocked(obj, &jbo->map);
-	if (!ret && jbo->map.is_iomem) {
-		drm_gem_vunmap_unlocked(obj, &jbo->map);
-		ret = -EOPNOTSUPP;
+	if (!ret) {
+		jbo->vaddr = vnpu_bo_vaddr(obj);
+		ret = PTR_ERR_OR_ZERO(jbo->vaddr);
 	}
 	if (ret) {
 		drm_gem_object_put(obj);
@@ -448,7 +444,7 @@ static void *vnpu_job_resolve_bo(struct vnpu_job *job, struct drm_file *file, u6
 		return ERR_PTR(i);
 	if (bo_out)
 		*bo_out = to_vnpu_bo(obj);
-	return job->bos[i].map.vaddr + (addr - vnpu_bo_device_addr(to_vnpu_bo(obj)));
+	return job->bos[i].vaddr + (addr - vnpu_bo_device_addr(to_vnpu_bo(obj)));
 }
 
 static void *vnpu_job_resolve(struct vnpu_job *job, struct drm_file *file, u64 addr,

@@ -13,6 +13,8 @@
 #define VNPU_GEMM_NR_MAX 16
 /* Most copies of each A element in the packed panels (SSE2's vector). */
 #define VNPU_A_LANES_MAX 4
+/* Bytes per step of the copy kernels: four of the widest vectors. */
+#define VNPU_SIMD_COPY_BLOCK 128
 
 /**
  * struct vnpu_gemm_strip - micro-tiles of one FPU section
@@ -54,6 +56,9 @@ struct vnpu_gemm_strip {
  * @gemm_strip: the micro-tiles of @s
  * @binary: C[i] = A[i] op B[i * @sb] over @n elements (DRM_VNPU_OP_T_ADD
  *	.. T_MIN semantics; @sb is 0 or 1). RELU is MAX with a scalar 0.
+ * @copy: copies the first @n bytes from @src to @dst, ranges that do not
+ *	overlap, rounded down to whole blocks of %VNPU_SIMD_COPY_BLOCK bytes;
+ *	returns the bytes copied (the caller moves the rest)
  *
  * Call only between kernel_fpu_begin() and kernel_fpu_end().
  */
@@ -63,6 +68,7 @@ struct vnpu_simd {
 	u32 a_lanes;
 	void (*gemm_strip)(const struct vnpu_gemm_strip *s);
 	void (*binary)(u32 op, const void *a, const void *b, void *c, u32 n, u32 sb);
+	size_t (*copy)(void *dst, const void *src, size_t n);
 };
 
 extern const struct vnpu_simd vnpu_simd_sse2;

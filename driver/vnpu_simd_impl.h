@@ -195,10 +195,37 @@ static void vnpu_simd_binary(u32 op, const void *a, const void *b, void *c, u32 
 		z[i + j] = zt[j];
 }
 
+/* Bytes moved as one vector, from and to any address. */
+typedef u8 vnpu_vb __attribute__((vector_size(VNPU_VEC * sizeof(u32)))) __aligned(1);
+
+#define VNPU_COPY_VECS (VNPU_SIMD_COPY_BLOCK / sizeof(vnpu_vb))
+
+/*
+ * Whole blocks only: the loads of a block all come before its stores,
+ * which is right because the ranges do not overlap.
+ */
+static size_t vnpu_simd_copy(void *dst, const void *src, size_t n)
+{
+	const vnpu_vb *s = src;
+	vnpu_vb *d = dst, v[VNPU_COPY_VECS];
+	size_t blocks = n / VNPU_SIMD_COPY_BLOCK, i, j;
+
+	for (i = 0; i < blocks; i++) {
+		for (j = 0; j < VNPU_COPY_VECS; j++)
+			v[j] = s[j];
+		for (j = 0; j < VNPU_COPY_VECS; j++)
+			d[j] = v[j];
+		s += VNPU_COPY_VECS;
+		d += VNPU_COPY_VECS;
+	}
+	return blocks * VNPU_SIMD_COPY_BLOCK;
+}
+
 const struct vnpu_simd VNPU_SIMD = {
 	.name = VNPU_SIMD_ISA,
 	.nr = VNPU_NR,
 	.a_lanes = VNPU_A_LANES,
 	.gemm_strip = vnpu_simd_gemm_strip,
 	.binary = vnpu_simd_binary,
+	.copy = vnpu_simd_copy,
 };

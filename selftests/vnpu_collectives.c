@@ -246,11 +246,16 @@ static void pick_devices(uint32_t n, uint32_t *dev)
 
 static const size_t sizes[] = { 1, 3, 1000, 4099, 20001 };
 
+/*
+ * All-reduce of @count elements over @n ranks against the CPU sum. Ranks
+ * whose bit is set in @batched have a batch of the caller's open on their
+ * stream during the call: the collective leaves it open and opens none.
+ */
 static void check_all_reduce(struct __test_metadata *_metadata, FIXTURE_DATA(topo) *self,
-			     uint32_t n, size_t count, int in_place)
+			     uint32_t n, size_t count, int in_place, uint32_t batched)
 {
 	float *host = malloc(count * 4), *out = malloc(count * 4);
-	uint32_t dev[MAX_DEV];
+	uint32_t dev[MAX_DEV] = { 0 };
 	struct vnpu_comm comm;
 	struct bufs b;
 
@@ -267,8 +272,16 @@ static void check_all_reduce(struct __test_metadata *_metadata, FIXTURE_DATA(top
 		upload(_metadata, self->ctx[dev[r]], b.send[r], host, count);
 	}
 	make_comm(_metadata, self, dev, n, &comm);
+	for (uint32_t r = 0; r < n; r++)
+		if (batched >> r & 1)
+			ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_begin_batch(self->s[dev[r]]));
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_all_reduce(comm, b.send, b.recv, count, VNPU_DTYPE_F32,
 						VNPU_REDUCE_SUM));
+	for (uint32_t r = 0; r < n; r++) {
+		int want = batched >> r & 1 ? VNPU_SUCCESS : VNPU_ERROR_INVALID_VALUE;
+
+		EXPECT_EQ(want, vnpu_stream_end_batch(self->s[dev[r]])) TH_LOG("rank %u", r);
+	}
 	sync_all(_metadata, self, dev, n);
 	for (uint32_t r = 0; r < n; r++) {
 		ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx[dev[r]], out, b.recv[r], count * 4));
@@ -298,9 +311,21 @@ TEST_F_TIMEOUT(topo, all_reduce_matches_cpu_reference, 280)
 		double t0 = now_s();
 
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-			check_all_reduce(_metadata, self, n, sizes[i], i % 2);
+			check_all_reduce(_metadata, self, n, sizes[i], i % 2, 0);
 		TH_LOG("%u devices: %.1f s", n, now_s() - t0);
 	}
+}
+
+/*
+ * A batch of the caller's open on some or all streams gathers the
+ * collective's work there: the all-reduce is exact and the batch stays open.
+ */
+TEST_F(topo, all_reduce_in_callers_batches)
+{
+	uint32_t all = (1u << self->n) - 1;
+
+	check_all_reduce(_metadata, self, self->n, 4099, 1, 0x55 & all);
+	check_all_reduce(_metadata, self, self->n, 1000, 0, all);
 }
 
 TEST_F_TIMEOUT(topo, broadcast_from_every_root, 280)

@@ -489,6 +489,26 @@ TEST_F(graph, branches_on_two_streams_match_numpy)
 	run_model(_metadata, self, "branches", 2);
 }
 
+/*
+ * Four weights transposed by nodes listed before the chain of MatMuls
+ * that uses them: each Transpose runs just before its MatMul, so the
+ * lower bound of the order holds one transposed weight (16 KiB) and the
+ * chain's two 2 KiB activations, not all four weights.
+ */
+TEST_F(graph, constant_only_nodes_run_before_their_consumer)
+{
+	struct vnpu_graph_memory mem;
+	struct vnpu_graph g;
+
+	run_model(_metadata, self, "weights_first", 1);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, MODELS "/weights_first.onnx",
+						     NULL, &g));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_memory_report(g, &mem));
+	EXPECT_LT(mem.lower_bound, 2 * 16384) TH_LOG("lower bound %llu",
+						     (unsigned long long)mem.lower_bound);
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+}
+
 /* uint8 in, int32 out, a bool in between: exact, as numpy's integers. */
 TEST_F(graph, integer_model_matches_numpy)
 {

@@ -9,6 +9,7 @@
  * vnpu_obj_lookup_locked() (the pool allocation fast path) and
  * vnpu_obj_lookup_stable() (streams).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "runtime.h"
@@ -183,6 +184,35 @@ int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
 }
 
 /*
+ * Without table_lock: the slot @handle names, with the object in it in
+ * @obj, or NULL if the slot does not hold @handle's live object now. The
+ * handle is read again after the object: unchanged, @obj is the object it
+ * names, so an object of @type, not one that took the slot since.
+ */
+static struct slot *peek_lock_free(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
+{
+	uint32_t index = HANDLE_SLOT(handle);
+	struct slot *s;
+
+	if (!index || HANDLE_TYPE(handle) != type)
+		return NULL;
+	s = slot_at(index - 1);
+	if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
+		return NULL;
+	*obj = atomic_load_explicit(&s->obj, memory_order_acquire);
+	if (!*obj || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
+		return NULL;
+	return s;
+}
+
+/* Whether slot @s still holds @handle's object @obj (after a lock or ref). */
+static bool still_names(struct slot *s, uint64_t handle, struct vnpu_obj *obj)
+{
+	return atomic_load_explicit(&s->handle, memory_order_acquire) == handle &&
+	       atomic_load_explicit(&s->obj, memory_order_acquire) == obj;
+}
+
+/*
  * vnpu_obj_lookup_locked() without table_lock: the object @handle names,
  * with its lock held, or NULL (nothing held) if the handle is not live or
  * the slot changed meanwhile. Objects of @type are type-stable, so the
@@ -193,27 +223,15 @@ int vnpu_obj_lookup(uint64_t handle, unsigned int type, struct vnpu_obj **obj)
 static struct vnpu_obj *lookup_lock_free(uint64_t handle, unsigned int type,
 					 size_t lock_offset)
 {
-	uint32_t index = HANDLE_SLOT(handle);
 	struct vnpu_lock *lock;
 	struct vnpu_obj *obj;
-	struct slot *s;
+	struct slot *s = peek_lock_free(handle, type, &obj);
 
-	if (!index || HANDLE_TYPE(handle) != type)
-		return NULL;
-	s = slot_at(index - 1);
-	if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
-		return NULL;
-	obj = atomic_load_explicit(&s->obj, memory_order_acquire);
-	/*
-	 * The handle again: unchanged, @obj is the object it names, so an
-	 * object of @type, not one that took the slot since.
-	 */
-	if (!obj || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
+	if (!s)
 		return NULL;
 	lock = (struct vnpu_lock *)((char *)obj + lock_offset);
 	vnpu_lock(lock);
-	if (atomic_load_explicit(&s->handle, memory_order_acquire) == handle &&
-	    atomic_load_explicit(&s->obj, memory_order_acquire) == obj)
+	if (still_names(s, handle, obj))
 		return obj;
 	vnpu_unlock(lock);
 	return NULL;
@@ -272,18 +290,11 @@ int vnpu_obj_lookup_locked(uint64_t handle, unsigned int type, size_t lock_offse
  */
 static struct vnpu_obj *get_lock_free(uint64_t handle, unsigned int type)
 {
-	uint32_t index = HANDLE_SLOT(handle);
 	struct vnpu_obj *obj;
-	struct slot *s;
+	struct slot *s = peek_lock_free(handle, type, &obj);
 	unsigned int refs;
 
-	if (!index || HANDLE_TYPE(handle) != type)
-		return NULL;
-	s = slot_at(index - 1);
-	if (!s || atomic_load_explicit(&s->handle, memory_order_acquire) != handle)
-		return NULL;
-	obj = atomic_load_explicit(&s->obj, memory_order_acquire);
-	if (!obj)
+	if (!s)
 		return NULL;
 	refs = atomic_load_explicit(&obj->refs, memory_order_relaxed);
 	do {
@@ -292,8 +303,7 @@ static struct vnpu_obj *get_lock_free(uint64_t handle, unsigned int type)
 	} while (!atomic_compare_exchange_weak_explicit(&obj->refs, &refs, refs + 1,
 							memory_order_acquire,
 							memory_order_relaxed));
-	if (atomic_load_explicit(&s->handle, memory_order_acquire) == handle &&
-	    atomic_load_explicit(&s->obj, memory_order_acquire) == obj)
+	if (still_names(s, handle, obj))
 		return obj;
 	/* It took the slot after @handle's object went: not ours to keep. */
 	vnpu_obj_put(obj);

@@ -479,79 +479,6 @@ static int root_of(const struct gtensor *t, int id)
 	return id;
 }
 
-/* Orders the nodes so that each comes after the producers of its inputs. */
-static int topo_order(struct gbuild *b, size_t *order)
-{
-	Onnx__GraphProto *gp = b->gp;
-	size_t n = gp->n_node, done = 0;
-	int *producer_of_tensor = NULL;
-	size_t *pending = calloc(n ? n : 1, sizeof(*pending));
-	uint8_t *placed = calloc(n ? n : 1, 1);
-	int status = VNPU_SUCCESS;
-	int progress = 1;
-
-	(void)producer_of_tensor;
-	if (!pending || !placed) {
-		status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
-		goto out;
-	}
-	/* Repeated sweeps: graphs are small, and ONNX files are usually ordered. */
-	while (done < n && progress) {
-		progress = 0;
-		for (size_t i = 0; i < n; i++) {
-			Onnx__NodeProto *np = gp->node[i];
-			int ready = 1;
-
-			if (placed[i])
-				continue;
-			for (size_t j = 0; j < np->n_input && ready; j++) {
-				const char *in = np->input[j];
-
-				if (!in[0])
-					continue;
-				for (size_t k = 0; k < n && ready; k++) {
-					if (placed[k] || k == i)
-						continue;
-					for (size_t o = 0; o < gp->node[k]->n_output; o++)
-						if (!strcmp(gp->node[k]->output[o], in)) {
-							ready = 0;
-							break;
-						}
-				}
-				/* A node reading its own output is a cycle of one. */
-				for (size_t o = 0; o < np->n_output && ready; o++)
-					if (!strcmp(np->output[o], in))
-						ready = 0;
-			}
-			if (ready) {
-				placed[i] = 1;
-				order[done++] = i;
-				progress = 1;
-			}
-		}
-	}
-	if (done < n) {
-		for (size_t i = 0; i < n; i++)
-			if (!placed[i]) {
-				Onnx__NodeProto *np = gp->node[i];
-
-				if (np->name && np->name[0])
-					status = graph_fail(VNPU_ERROR_INVALID_MODEL,
-							    "node '%s' (%s): the graph has a cycle through it",
-							    np->name, np->op_type);
-				else
-					status = graph_fail(VNPU_ERROR_INVALID_MODEL,
-							    "node #%zu (%s): the graph has a cycle through it",
-							    i, np->op_type);
-				break;
-			}
-	}
-out:
-	free(pending);
-	free(placed);
-	return status;
-}
-
 /* Checks names: every input produced once, no output produced twice. */
 static int check_names(struct gbuild *b)
 {
@@ -1223,7 +1150,7 @@ static int graph_build(struct graph_obj *g, const void *data, size_t size,
 		status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
 		goto out;
 	}
-	status = topo_order(&b, order);
+	status = graph_order_nodes(&b, order);
 	if (status == VNPU_SUCCESS)
 		status = map_nodes(&b, order);
 	if (status == VNPU_SUCCESS)

@@ -104,6 +104,13 @@ int gb_is_io_type(int dtype);
 /* Element @i of constant data @data of @dtype (float, float16, int64) as a double. */
 double gb_const_value(int dtype, const void *data, uint64_t i);
 
+/*
+ * The order to map and run @b's nodes in (graph_order.c): @order gets
+ * every node index once. Fails with VNPU_ERROR_INVALID_MODEL, naming a
+ * node, if the graph has a cycle.
+ */
+int graph_order_nodes(const struct gbuild *b, size_t *order);
+
 /* Records a thread's graph error message and returns @status. */
 int graph_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* graph_fail() prefixed with "node 'NAME' (OP): ". */

@@ -158,6 +158,31 @@ def branches(out, rng, batch=8):
     write_set(out, "branches", [("x", x)], [("y", y.astype(np.float32))], w)
 
 
+def weights_first(out, rng, batch=8):
+    """A chain of four MatMuls whose weights are each transposed by a node
+    listed first, as some exporters list weight processing: the loader runs
+    each Transpose just before its MatMul, so one transposed weight at a
+    time is alive, not four."""
+    w = {"W%d" % i: (rng.standard_normal((64, 64)) / 8).astype(np.float32) for i in range(4)}
+    nodes = [helper.make_node("Transpose", ["W%d" % i], ["Wt%d" % i], name="transpose%d" % i)
+             for i in range(4)]
+    prev = "x"
+    for i in range(4):
+        out_name = "y" if i == 3 else "h%d" % i
+        nodes.append(helper.make_node("MatMul", [prev, "Wt%d" % i], [out_name], name="mm%d" % i))
+        prev = out_name
+    g = helper.make_graph(nodes, "weights_first",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 64])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "weights_first.onnx"))
+    x = rng.standard_normal((batch, 64)).astype(np.float32)
+    h = x
+    for i in range(4):
+        h = h @ w["W%d" % i].T
+    write_set(out, "weights_first", [("x", x)], [("y", h.astype(np.float32))], w)
+
+
 def int_io(out, rng):
     """uint8 in, int32 out: MatMulInteger, Greater and Where on the device.
 
@@ -345,6 +370,7 @@ def main():
     mlp(out, rng)
     cnn(out, rng)
     branches(out, rng)
+    weights_first(out, rng)
     int_io(out, rng)
     bad(out)
 
