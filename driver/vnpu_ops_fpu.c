@@ -674,6 +674,37 @@ static void vnpu_t_map_typed(const struct vnpu_kernel_op *op, const struct vnpu_
 	}
 }
 
+/* Element @i of @p, of element type @dt, as a double: exactly, int32 too. */
+static inline double vnpu_ld_exact(const void *p, u32 dt, size_t i)
+{
+	if (dt == DRM_VNPU_DTYPE_I32)
+		return ((const s32 *)p)[i];
+	return vnpu_ld(p, dt, i);
+}
+
+/*
+ * EQUAL, LESS and LESS_EQUAL of @n points along the last dimension from
+ * the position of @it: A and B compared exactly in double (every element
+ * type converts exactly), 1 or 0 into C of any type. NaN compares false.
+ */
+static void vnpu_t_compare(const struct vnpu_kernel_op *op, const struct vnpu_iter *it,
+			   u32 o, u32 n)
+{
+	const struct drm_vnpu_tensor_args *t = &op->t;
+	size_t sa = vnpu_iter_step(it, 0), sb = vnpu_iter_step(it, 1);
+	size_t sc = vnpu_iter_step(it, 2);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		double x = vnpu_ld_exact(op->a, t->dtype_a, it->off[0] + i * sa);
+		double y = vnpu_ld_exact(op->b, t->dtype_b, it->off[1] + i * sb);
+		bool r = o == DRM_VNPU_OP_T_EQUAL ? x == y :
+			 o == DRM_VNPU_OP_T_LESS ? x < y : x <= y;
+
+		vnpu_st(op->c, t->dtype_c, it->off[2] + i * sc, r ? 1.0f : 0.0f);
+	}
+}
+
 /* Elementwise operators and BATCHNORM: @count points from @it on. */
 void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 count)
 {
@@ -691,6 +722,8 @@ void vnpu_fpu_t_map(const struct vnpu_kernel_op *op, struct vnpu_iter *it, u32 c
 		/* x and z are used on the fp32 paths only. */
 		if (o == DRM_VNPU_OP_T_BATCHNORM) {
 			vnpu_t_norm_run(op, it, n);
+		} else if (o >= DRM_VNPU_OP_T_EQUAL && o <= DRM_VNPU_OP_T_LESS_EQUAL) {
+			vnpu_t_compare(op, it, o, n);
 		} else if (!vnpu_t_f32(&op->t)) {
 			vnpu_t_map_typed(op, it, o, n);
 		} else if (sa == 1 && sc == 1 && b && sb <= 1) {

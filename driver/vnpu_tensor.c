@@ -15,11 +15,12 @@
  *
  * vnpu_tensor_run() walks the iteration space with &struct vnpu_iter, in
  * row-major order. COPY and IM2COL move elements (converting them to C's
- * element type with the integer code of vnpu_dtype.h) and need no FPU; the
- * others run in vnpu_ops_fpu.c in sections of at most %VNPU_FPU_CHUNK
- * points (pools: window elements, plus one window) between
- * kernel_fpu_begin() and kernel_fpu_end(), with cond_resched() and the
- * abort check between sections, as the 2-D operators do.
+ * element type with the integer code of vnpu_dtype.h) and need no FPU, nor
+ * does WHERE, which moves A's elements where B is non-zero; the others run
+ * in vnpu_ops_fpu.c in sections of at most %VNPU_FPU_CHUNK points (pools:
+ * window elements, plus one window) between kernel_fpu_begin() and
+ * kernel_fpu_end(), with cond_resched() and the abort check between
+ * sections, as the 2-D operators do.
  */
 
 #include <linux/fpu.h>
@@ -61,6 +62,10 @@ static int vnpu_t_kind(u32 op)
 	case DRM_VNPU_OP_T_DIV:
 	case DRM_VNPU_OP_T_MAX:
 	case DRM_VNPU_OP_T_MIN:
+	case DRM_VNPU_OP_T_EQUAL:
+	case DRM_VNPU_OP_T_LESS:
+	case DRM_VNPU_OP_T_LESS_EQUAL:
+	case DRM_VNPU_OP_T_WHERE:
 		return VNPU_T_BINARY;
 	case DRM_VNPU_OP_T_REDUCE_SUM:
 	case DRM_VNPU_OP_T_REDUCE_MEAN:
@@ -161,8 +166,8 @@ static bool vnpu_dim_ok(u32 v)
  * Checks the element types (uAPI 1.5) against the operator of kind @kind:
  * T_COPY and T_IM2COL move an element to the same type or to a float C;
  * the float operators read any type, and write an integer C only when
- * elementwise (a single rounding of each result). B's type is 0 when B is
- * unused.
+ * elementwise (a single rounding of each result); T_WHERE moves A into C
+ * of A's type. B's type is 0 when B is unused.
  */
 static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, bool uses_b)
 {
@@ -175,6 +180,8 @@ static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, b
 		return -EINVAL;
 	if (t->op == DRM_VNPU_OP_T_COPY || t->op == DRM_VNPU_OP_T_IM2COL)
 		return t->dtype_a == t->dtype_c || vnpu_dtype_is_float(t->dtype_c) ? 0 : -EINVAL;
+	if (t->op == DRM_VNPU_OP_T_WHERE)
+		return t->dtype_a == t->dtype_c ? 0 : -EINVAL;
 	if (!vnpu_dtype_is_float(t->dtype_c) && kind != VNPU_T_UNARY && kind != VNPU_T_BINARY)
 		return -EINVAL;
 	/* ARGMAX and ARGMIN write int32 (or, with INDEX_FP32, fp32) indices. */
@@ -513,6 +520,46 @@ static void vnpu_t_run_copy(const struct vnpu_kernel_op *op, const bool *aborted
 	}
 }
 
+/* Whether element @i of the array of type @dt at @base is non-zero (-0 is zero). */
+static bool vnpu_t_nonzero(const void *base, u32 dt, size_t i)
+{
+	switch (dt) {
+	case DRM_VNPU_DTYPE_F16:
+		return ((const u16 *)base)[i] & 0x7fff;
+	case DRM_VNPU_DTYPE_I8:
+	case DRM_VNPU_DTYPE_U8:
+		return ((const u8 *)base)[i];
+	case DRM_VNPU_DTYPE_I32:
+		return ((const u32 *)base)[i];
+	default:
+		return ((const u32 *)base)[i] & 0x7fffffff;
+	}
+}
+
+/* WHERE: A's elements moved where B is non-zero, as integers, no FPU. */
+static void vnpu_t_run_where(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	struct vnpu_iter it;
+	u64 left, done = 0;
+
+	vnpu_iter_init(&it, &op->t, false);
+	for (left = vnpu_iter_points(&it); left; ) {
+		u32 n = min_t(u64, vnpu_iter_run(&it), left), i;
+		u32 sa = it.ndim ? it.stride[0][it.ndim - 1] : 0;
+		u32 sb = it.ndim ? it.stride[1][it.ndim - 1] : 0;
+		u32 sc = it.ndim ? it.stride[2][it.ndim - 1] : 0;
+
+		for (i = 0; i < n; i++)
+			if (vnpu_t_nonzero(op->b, op->t.dtype_b, it.off[1] + (size_t)i * sb))
+				vnpu_dtype_move(op->c, it.off[2] + (size_t)i * sc, op->a,
+						it.off[0] + (size_t)i * sa, op->t.dtype_a);
+		vnpu_iter_advance(&it, n);
+		left -= n;
+		if (!vnpu_t_count(&done, n, aborted))
+			return;
+	}
+}
+
 /* Elementwise operators and BATCHNORM, VNPU_FPU_CHUNK points a section. */
 static void vnpu_t_run_map(const struct vnpu_kernel_op *op, const bool *aborted)
 {
@@ -674,6 +721,8 @@ void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted)
 	default:
 		if (op->t.op == DRM_VNPU_OP_T_COPY)
 			vnpu_t_run_copy(op, aborted);
+		else if (op->t.op == DRM_VNPU_OP_T_WHERE)
+			vnpu_t_run_where(op, aborted);
 		else
 			vnpu_t_run_map(op, aborted);
 		break;

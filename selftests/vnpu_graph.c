@@ -5,7 +5,9 @@
  * Description: ONNX graphs through the runtime: every kind of bad model
  * and bad run is refused with its status and a message naming the node
  * and operator, and leaves the device's memory as it was; a good model
- * runs, on one and on two streams, and gives back all of its memory.
+ * runs, on one and on two streams, and gives back all of its memory; a
+ * model with uint8 input, bool intermediates and int32 output matches
+ * numpy's integers exactly.
  *
  * The models are generated at build time by tools/onnx/gen-models.py into
  * build/onnx (run from the repository root).
@@ -184,7 +186,7 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "expand_shape", VNPU_ERROR_INVALID_MODEL, { "'expand_shape' (Expand)", "do not broadcast" } },
 		{ "depth_to_space", VNPU_ERROR_INVALID_MODEL, { "'depth_to_space' (DepthToSpace)", "blocksize 3" } },
 		{ "prelu_slope", VNPU_ERROR_INVALID_MODEL, { "'prelu_slope' (PRelu)", "do not broadcast" } },
-		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 6" } },
+		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 7" } },
 		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
 		{ "conv_transpose_weights", VNPU_ERROR_INVALID_MODEL, { "'conv_transpose_weights' (ConvTranspose)", "weights for 3 do not fit" } },
 		{ "batchnorm_training", VNPU_ERROR_NOT_SUPPORTED, { "'batchnorm_training' (BatchNormalization)", "operator set 14" } },
@@ -211,6 +213,29 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'dequant_input_type' (DequantizeLinear)", "input 'x' of element type 1" } },
 		{ "dequant_zero_type", VNPU_ERROR_INVALID_MODEL,
 		  { "'dequant_zero_type' (DequantizeLinear)", "of element type 2, the input's is 3" } },
+		{ "and_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'and_type' (And)", "input 'x' of element type 1 not supported (bool is)" } },
+		{ "less_shapes", VNPU_ERROR_INVALID_MODEL, { "'less_shapes' (Less)", "do not broadcast" } },
+		{ "equal_types", VNPU_ERROR_INVALID_MODEL,
+		  { "'equal_types' (Equal)", "differ in element type (1, 6)" } },
+		{ "isinf_detect", VNPU_ERROR_INVALID_MODEL, { "'isinf_detect' (IsInf)", "detect_negative 2" } },
+		{ "where_shapes", VNPU_ERROR_INVALID_MODEL, { "'where_shapes' (Where)", "do not broadcast" } },
+		{ "cast_narrow", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'cast_narrow' (Cast)", "from element type 6 to 3 not supported (it narrows" } },
+		{ "castlike_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'castlike_type' (CastLike)", "cast to element type 7 not supported" } },
+		{ "eyelike_rank", VNPU_ERROR_INVALID_MODEL,
+		  { "'eyelike_rank' (EyeLike)", "input 'x3' of rank 3, 2 expected" } },
+		{ "dynquant_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'dynquant_type' (DynamicQuantizeLinear)", "input 'h16' of element type 10 (float is)" } },
+		{ "matmulinteger_terms", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'matmulinteger_terms' (MatMulInteger)", "300 terms per output" } },
+		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'convinteger_zero' (ConvInteger)", "zero point 'qz' of 2 elements" } },
+		{ "qlinearmatmul_scale", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'qlinearmatmul_scale' (QLinearMatMul)", "scale 's2' of 2 elements" } },
+		{ "qlinearconv_bias", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'qlinearconv_bias' (QLinearConv)", "bias input B is not supported" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -551,6 +576,12 @@ TEST_F(graph, constant_only_nodes_run_before_their_consumer)
 	EXPECT_LT(mem.lower_bound, 2 * 16384) TH_LOG("lower bound %llu",
 						     (unsigned long long)mem.lower_bound);
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+}
+
+/* uint8 in, int32 out, a bool in between: exact, as numpy's integers. */
+TEST_F(graph, integer_model_matches_numpy)
+{
+	run_model(_metadata, self, "int_io", 1);
 }
 
 TEST_HARNESS_MAIN

@@ -24,6 +24,8 @@
  *     SIGMOID and a DOT to fp16 within half an fp16 ulp (1/2048 relative)
  *     of double, DOT to fp32 as the fp32 DOT
  *   integer operands (uAPI 1.5): exact (rounding to nearest even, saturation)
+ *   EQUAL, LESS, LESS_EQUAL, WHERE (uAPI 1.6): exact, int32 beyond 2^24,
+ *     NaN, infinities and signed zeros included
  */
 #include <math.h>
 
@@ -1016,7 +1018,7 @@ TEST_F(ops, bad_arguments)
 		stmt;							\
 		bad[n++] = (struct bad_case){ desc, t, err_ };		\
 	} while (0)
-	BAD("op 0x37", g, -EINVAL, t.op = 0x37);
+	BAD("op past the last", g, -EINVAL, t.op = DRM_VNPU_OP_T_WHERE + 1);
 	BAD("op 0xffffffff", g, -EINVAL, t.op = 0xffffffff);
 	BAD("flags on add", g, -EINVAL, t.flags = 1);
 	BAD("count_include_pad on maxpool", pool, -EINVAL,
@@ -1615,6 +1617,198 @@ TEST_F(ops, integer_operands_round_and_saturate)
 	for (uint32_t i = 0; i < n; i++) {
 		EXPECT_EQ((float)(i8[i] + 3) * 0.1f, f[i]) TH_LOG("int8 %d", i8[i]);
 	}
+}
+
+/* The comparisons in double, as the device makes them (NaN: false). */
+static int ref_compare(uint32_t op, double a, double b)
+{
+	if (op == DRM_VNPU_OP_T_EQUAL)
+		return a == b;
+	return op == DRM_VNPU_OP_T_LESS ? a < b : a <= b;
+}
+
+/*
+ * EQUAL, LESS and LESS_EQUAL (uAPI 1.6) against the comparisons in C: fp32
+ * against a broadcast fp32 row with NaN, infinities and signed zeros, 1 or
+ * 0 into fp32 and uint8 C; int32 beyond 2^24 against int32 and fp32
+ * (exact: no conversion to fp32 first); fp16 against fp32.
+ */
+TEST_F(ops, comparisons_are_exact)
+{
+	static const float row[8] = { 0.0f, -0.0f, 1.0f, -1.5f, INFINITY, -INFINITY, NAN, 3e38f };
+	static const int32_t big[4] = { 16777217, 16777216, -16777217, INT32_MAX };
+	const uint32_t rows = 300, n = rows * 8;
+	uint64_t oa, ob, oc, ou, oi, oj;
+	float *a = carve(self, n, 90, &oa), *b = carve(self, 8, 91, &ob);
+	float *c = carve(self, n, 92, &oc);
+	uint8_t *u = (uint8_t *)carve(self, n, 93, &ou);
+	int32_t *i32 = (int32_t *)carve(self, 8, 94, &oi);
+	float *f = carve(self, 8, 95, &oj);
+	uint16_t *h = (uint16_t *)f;
+
+	ASSERT_TRUE(a && b && c && u && i32 && f);
+	memcpy(b, row, sizeof(row));
+	for (uint32_t i = 0; i < n; i++)
+		a[i] = i < 64 ? row[i / 8] : floorf(a[i] * 4.0f) / 2.0f;
+	for (uint32_t op = DRM_VNPU_OP_T_EQUAL; op <= DRM_VNPU_OP_T_LESS_EQUAL; op++) {
+		struct drm_vnpu_tensor_args t = {
+			.op = op, .ndim = 2, .shape = { rows, 8 },
+			.stride_a = { 8, 1 }, .stride_b = { 0, 1 }, .stride_c = { 8, 1 },
+			.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
+		};
+		int bad = 0;
+
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("op %#x", op);
+		t.c = ADDR(ou);
+		t.dtype_c = DRM_VNPU_DTYPE_U8;
+		ASSERT_EQ(1, run(self, &t)) TH_LOG("op %#x to uint8", op);
+		for (uint32_t i = 0; i < n; i++) {
+			int want = ref_compare(op, a[i], b[i % 8]);
+
+			if ((c[i] != (float)want || u[i] != want) && bad++ < 5)
+				TH_LOG("op %#x %g vs %g: %g, %u, want %d", op, a[i], b[i % 8],
+				       c[i], u[i], want);
+		}
+		EXPECT_EQ(0, bad) TH_LOG("op %#x", op);
+	}
+
+	/* int32 beyond 2^24: 16777217 is not 16777216, as int32 or against fp32. */
+	memcpy(i32, big, sizeof(big));
+	for (uint32_t op = DRM_VNPU_OP_T_EQUAL; op <= DRM_VNPU_OP_T_LESS_EQUAL; op++) {
+		struct drm_vnpu_tensor_args t = {
+			.op = op, .ndim = 2, .shape = { 4, 4 },
+			.stride_a = { 1, 0 }, .stride_b = { 0, 1 }, .stride_c = { 4, 1 },
+			.a = ADDR(oi), .b = ADDR(oi), .c = ADDR(ou), .dtype_a = DRM_VNPU_DTYPE_I32,
+			.dtype_b = DRM_VNPU_DTYPE_I32, .dtype_c = DRM_VNPU_DTYPE_U8,
+		};
+
+		ASSERT_EQ(1, run(self, &t));
+		for (uint32_t i = 0; i < 16; i++) {
+			EXPECT_EQ(ref_compare(op, big[i / 4], big[i % 4]), u[i])
+				TH_LOG("op %#x %d vs %d", op, big[i / 4], big[i % 4]);
+		}
+		f[0] = 16777216.0f;
+		t.b = ADDR(oj);
+		t.dtype_b = DRM_VNPU_DTYPE_F32;
+		t.shape[1] = 1;
+		t.stride_c[0] = 1;
+		t.stride_c[1] = 0;
+		ASSERT_EQ(1, run(self, &t));
+		for (uint32_t i = 0; i < 4; i++) {
+			EXPECT_EQ(ref_compare(op, big[i], 16777216.0), u[i])
+				TH_LOG("op %#x %d vs 16777216.0f", op, big[i]);
+		}
+	}
+
+	/* fp16 1.0 and 65504 against fp32: as the numbers they are. */
+	h[0] = 0x3c00;
+	h[1] = 0x7bff;
+	b[0] = 1.0f;
+	b[1] = 65504.0f;
+	{
+		struct drm_vnpu_tensor_args t = {
+			.op = DRM_VNPU_OP_T_EQUAL, .ndim = 1, .shape = { 2 }, .stride_a = { 1 },
+			.stride_b = { 1 }, .stride_c = { 1 }, .a = ADDR(oj), .b = ADDR(ob),
+			.c = ADDR(ou), .dtype_a = DRM_VNPU_DTYPE_F16, .dtype_c = DRM_VNPU_DTYPE_U8,
+		};
+
+		ASSERT_EQ(1, run(self, &t));
+		EXPECT_EQ(1, u[0]);
+		EXPECT_EQ(1, u[1]);
+	}
+}
+
+/*
+ * WHERE (uAPI 1.6): A's elements moved bit exactly where the condition is
+ * non-zero (NaN is, -0 is not), C untouched elsewhere; any type of
+ * condition, broadcast; uint8 and fp32 A and C.
+ */
+TEST_F(ops, where_selects_bit_exactly)
+{
+	static const float cond[8] = { 1.0f, 0.0f, -0.0f, NAN, -2.0f, INFINITY, 0.0f, 1e-40f };
+	const uint32_t rows = 200, n = rows * 8;
+	uint64_t oa, ob, oc, oq, ou;
+	float *a = carve(self, n, 100, &oa), *b = carve(self, 8, 101, &ob);
+	float *c = carve(self, n, 102, &oc);
+	uint8_t *q = (uint8_t *)carve(self, n, 103, &oq), *u = (uint8_t *)carve(self, n, 104, &ou);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_WHERE, .ndim = 2, .shape = { rows, 8 },
+		.stride_a = { 8, 1 }, .stride_b = { 0, 1 }, .stride_c = { 8, 1 },
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
+	};
+	int bad = 0;
+
+	ASSERT_TRUE(a && b && c && q && u);
+	memcpy(b, cond, sizeof(cond));
+	a[0] = NAN;
+	for (uint32_t i = 0; i < n; i++) {
+		c[i] = -7.0f;
+		q[i] = (uint8_t)(i * 37);
+		u[i] = 5;
+	}
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++) {
+		float want = cond[i % 8] != 0.0f || isnan(cond[i % 8]) ? a[i] : -7.0f;
+
+		if (memcmp(&c[i], &want, 4) && bad++ < 5)
+			TH_LOG("fp32 %u: %g want %g", i, c[i], want);
+	}
+	EXPECT_EQ(0, bad);
+
+	/* uint8 A and C, a uint8 condition (every third element) of one row per point. */
+	for (uint32_t i = 0; i < n; i++)
+		((uint8_t *)a)[i] = i % 3 == 0;
+	t.a = ADDR(oq);
+	t.b = ADDR(oa);
+	t.c = ADDR(ou);
+	t.stride_b[0] = 8;
+	t.dtype_a = t.dtype_b = t.dtype_c = DRM_VNPU_DTYPE_U8;
+	ASSERT_EQ(1, run(self, &t));
+	for (uint32_t i = 0; i < n; i++)
+		if (u[i] != (i % 3 == 0 ? q[i] : 5) && bad++ < 5)
+			TH_LOG("uint8 %u: %u want %u", i, u[i], i % 3 == 0 ? q[i] : 5);
+	EXPECT_EQ(0, bad);
+}
+
+/* Bad arguments of the operators of 1.6: refused at submit, nothing runs. */
+TEST_F(ops, compare_where_bad_arguments)
+{
+	uint64_t oa, ob, oc;
+	struct drm_vnpu_tensor_args g, t;
+	struct bad_case bad[16];
+	int i, n = 0;
+
+	carve(self, 1024, 105, &oc);
+	carve(self, 1024, 106, &oa);
+	carve(self, 1024, 107, &ob);
+	memset(PTR(oc), 0, 4096);
+	g = good_add(self, oa, ob, oc);
+#define BAD(w, base, e, mutate) \
+	do { t = base; mutate; bad[n++] = (struct bad_case){ w, t, e }; } while (0)
+	BAD("equal without B (address 0)", g, -EACCES,
+	    (t.op = DRM_VNPU_OP_T_EQUAL, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b))));
+	BAD("less with axes", g, -EINVAL, (t.op = DRM_VNPU_OP_T_LESS, t.axes = 1));
+	BAD("less_equal with flags", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_LESS_EQUAL, t.flags = DRM_VNPU_TENSOR_SELECT_LAST));
+	BAD("where fp32 A into uint8 C", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_WHERE, t.dtype_c = DRM_VNPU_DTYPE_U8));
+	BAD("where int8 A into fp16 C", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_WHERE, t.dtype_a = DRM_VNPU_DTYPE_I8,
+	     t.dtype_c = DRM_VNPU_DTYPE_F16));
+	BAD("where without B (address 0)", g, -EACCES,
+	    (t.op = DRM_VNPU_OP_T_WHERE, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b))));
+	BAD("where C overlapping A", g, -EINVAL, (t.op = DRM_VNPU_OP_T_WHERE, t.c = t.a + 4));
+#undef BAD
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(bad[i].err, submit_bad(self, &bad[i].args, sizeof(bad[i].args), oc))
+			TH_LOG("%s", bad[i].what);
+	/* Nothing ran: the FILL before each bad command never executed. */
+	usleep(20000);
+	EXPECT_EQ(0, *(uint32_t *)PTR(oc));
+	/* The same where with uint8 C and A runs. */
+	t = bad[3].args;
+	t.dtype_a = DRM_VNPU_DTYPE_U8;
+	EXPECT_EQ(1, run(self, &t));
 }
 
 TEST_HARNESS_MAIN

@@ -718,7 +718,7 @@ TEST_F(st, tensor_bad_input_is_refused)
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, NULL));
 	t = ok; t.op = VNPU_OP_ADD;	/* a 2-D operator */
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
-	t = ok; t.op = 0x37;
+	t = ok; t.op = VNPU_OP_T_WHERE + 1;	/* past the last operator */
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
 	t = ok; t.ndim = 7;
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));

@@ -170,7 +170,8 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 	int window = t->op == VNPU_OP_T_IM2COL || t->op == VNPU_OP_T_MAXPOOL ||
 		     t->op == VNPU_OP_T_AVGPOOL;
 	int has_b = (t->op >= VNPU_OP_T_ADD && t->op <= VNPU_OP_T_MIN) ||
-		    t->op == VNPU_OP_T_DOT;
+		    t->op == VNPU_OP_T_DOT ||
+		    (t->op >= VNPU_OP_T_EQUAL && t->op <= VNPU_OP_T_WHERE);
 	const struct vnpu_tensor_window *w = &t->window;
 	union { float f; uint32_t u; } eps = { t->norm.epsilon };
 	uint32_t out[VNPU_TENSOR_MAX_DIMS];
@@ -181,7 +182,7 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 	sa = elem_size(types->a);
 	sb = elem_size(types->b);
 	sc = elem_size(types->c);
-	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_REDUCE_PROD || !t->ndim ||
+	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_WHERE || !t->ndim ||
 	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4) || !sa || !sb || !sc)
 		return VNPU_ERROR_INVALID_VALUE;
 	for (uint32_t d = 0; d < t->ndim; d++) {

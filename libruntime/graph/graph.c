@@ -90,8 +90,15 @@ unsigned int gb_dtype_size(int dtype)
 	case VNPU_DTYPE_INT8: return 1;
 	case VNPU_DTYPE_UINT8: return 1;
 	case VNPU_DTYPE_INT32: return 4;
+	case VNPU_DTYPE_BOOL: return 1;
 	default: return 0;
 	}
+}
+
+int gb_is_io_type(int dtype)
+{
+	return gb_is_float(dtype) || dtype == VNPU_DTYPE_INT8 || dtype == VNPU_DTYPE_UINT8 ||
+	       dtype == VNPU_DTYPE_INT32 || dtype == VNPU_DTYPE_BOOL;
 }
 
 int gb_is_float(int dtype)
@@ -232,6 +239,7 @@ static size_t typed_count(const Onnx__TensorProto *tp)
 	case VNPU_DTYPE_FLOAT16:
 	case VNPU_DTYPE_INT8:
 	case VNPU_DTYPE_UINT8:
+	case VNPU_DTYPE_BOOL:
 	case VNPU_DTYPE_INT32: return tp->n_int32_data;
 	default: return tp->n_int64_data;
 	}
@@ -239,7 +247,7 @@ static size_t typed_count(const Onnx__TensorProto *tp)
 
 /*
  * Decodes a TensorProto's type, shape and values (float, float16, int64, int8,
- * uint8 or int32, inline;
+ * uint8, int32 or bool, inline;
  * raw_data or the typed field). @data is malloc'ed. Returns a status and,
  * on failure, the reason in @why.
  */
@@ -263,7 +271,7 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 	esize = gb_dtype_size(tp->data_type);
 	if (!esize) {
 		snprintf(why, whylen,
-			 "element type %d not supported (float, float16, int64, int8, uint8, int32 are)",
+			 "element type %d not supported (float, float16, int64, int8, uint8, int32, bool are)",
 			 (int)tp->data_type);
 		return VNPU_ERROR_NOT_SUPPORTED;
 	}
@@ -304,7 +312,7 @@ int gb_tensor_from_proto(const Onnx__TensorProto *tp, int *dtype, uint32_t *rank
 	else if (tp->data_type == VNPU_DTYPE_FLOAT16)
 		for (size_t i = 0; i < count; i++)	/* the bits, one value per int32 */
 			((uint16_t *)*data)[i] = (uint16_t)tp->int32_data[i];
-	else if (tp->data_type == VNPU_DTYPE_INT8 || tp->data_type == VNPU_DTYPE_UINT8)
+	else if (gb_dtype_size(tp->data_type) == 1)	/* int8, uint8, bool */
 		for (size_t i = 0; i < count; i++)	/* one value per int32 */
 			((uint8_t *)*data)[i] = (uint8_t)tp->int32_data[i];
 	else if (tp->data_type == VNPU_DTYPE_INT32)
@@ -691,9 +699,9 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
 					  "graph input '%s' is int64 (a shape or axes): give its value at load (vnpu_graph_options.constants)",
 					  vi->name);
-		if (!gb_is_float(dtype))
+		if (!gb_is_io_type(dtype))
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "graph input '%s': element type %d not supported (float and float16 are)",
+					  "graph input '%s': element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
 					  vi->name, dtype);
 		status = gb_new_tensor(b, vi->name, &id);
 		if (status != VNPU_SUCCESS)
@@ -801,9 +809,9 @@ static int set_outputs(struct gbuild *b, struct graph_obj *g)
 			return status;
 		t = &b->tensors[id];
 		/* int64 outputs: constants (folded shape arithmetic) and indices (ArgMax). */
-		if (!gb_is_float(t->dtype) && t->dtype != VNPU_DTYPE_INT64)
+		if (!gb_is_io_type(t->dtype) && t->dtype != VNPU_DTYPE_INT64)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "graph output '%s': element type %d not supported (float and float16 are)",
+					  "graph output '%s': element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
 					  vi->name, t->dtype);
 		if (!t->count)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,

@@ -101,6 +101,8 @@ struct gnode {
 unsigned int gb_dtype_size(int dtype);
 /* fp32 and fp16: the types the device computes with. */
 int gb_is_float(int dtype);
+/* The types of graph inputs and outputs: float, float16, int8, uint8, int32, bool. */
+int gb_is_io_type(int dtype);
 /* Element @i of constant data @data of @dtype (float, float16, int64) as a double. */
 double gb_const_value(int dtype, const void *data, uint64_t i);
 

@@ -8,7 +8,8 @@
  * dynamic axes works for any input size. The loader knows every shape, so
  * these nodes become constants of the graph: Shape, Size, ConstantOfShape
  * and Range always, and the operators below (Add, Sub, Mul, Div, Max,
- * Min, Mod, Pow, Neg, Abs, Trilu, Concat, Gather, Cast, Slice) when all
+ * Min, Mod, Pow, the comparisons into bool, Neg, Abs, Trilu, Concat,
+ * Gather, Cast, Slice, and Where of a constant bool condition) when all
  * their inputs are constant and integer (int64). Nothing of a float tensor's values is
  * computed here: the device computes every float node.
  */
@@ -167,7 +168,7 @@ static int fold_range(struct gbuild *b, const struct gnode *n, const struct fval
 	return fval_out(b, n, &f);
 }
 
-/* Integer Add, Sub, Mul, Div with numpy broadcasting. */
+/* Integer Add, Sub, Mul, Div (and the comparisons) with numpy broadcasting. */
 /* x^y for y >= 0, wrapping around like the other int64 arithmetic. */
 static int64_t ipow(int64_t x, int64_t y)
 {
@@ -216,6 +217,7 @@ static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval
 	uint64_t sa[MAX_RANK], sb[MAX_RANK], st[MAX_RANK];
 	int64_t dims[MAX_RANK];
 	uint32_t rank;
+	int cmp = !strcmp(op, "Equal") || !strncmp(op, "Less", 4) || !strncmp(op, "Greater", 7);
 	struct fval f;
 	int status;
 
@@ -227,7 +229,7 @@ static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval
 	gop_bcast(&ta, rank, dims, sa);
 	gop_bcast(&tb, rank, dims, sb);
 	gop_dense(dims, rank, st);
-	if (fval_alloc(&f, VNPU_DTYPE_INT64, rank, dims))
+	if (fval_alloc(&f, cmp ? VNPU_DTYPE_BOOL : VNPU_DTYPE_INT64, rank, dims))
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	for (uint64_t i = 0; i < f.count; i++) {
 		uint64_t ia = 0, ib = 0, rest = i;
@@ -253,6 +255,13 @@ static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
 					 "integer power with the negative exponent %lld", (long long)y);
 		}
+		if (cmp) {
+			/* Equal, Less, LessOrEqual, Greater, GreaterOrEqual: a bool. */
+			((uint8_t *)f.v)[i] = op[0] == 'E' ? x == y :
+					      op[0] == 'L' ? (op[4] ? x <= y : x < y) :
+					      (op[7] ? x >= y : x > y);
+			continue;
+		}
 		if (!strcmp(op, "Add"))
 			r = (int64_t)((uint64_t)x + (uint64_t)y);
 		else if (!strcmp(op, "Sub"))
@@ -272,6 +281,47 @@ static int fold_arith(struct gbuild *b, const struct gnode *n, const struct fval
 		else
 			r = x / y;
 		((int64_t *)f.v)[i] = r;
+	}
+	return fval_out(b, n, &f);
+}
+
+/* Where of a constant bool condition between int64 constants, broadcast. */
+static int fold_where(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	struct gtensor t[3], xy = { 0 };
+	uint64_t s[3][MAX_RANK], st[MAX_RANK];
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	struct fval f;
+	int status;
+
+	for (int j = 0; j < 3; j++) {
+		memset(&t[j], 0, sizeof(t[j]));
+		t[j].rank = in[j].rank;
+		memcpy(t[j].dims, in[j].dims, sizeof(t[j].dims));
+	}
+	status = gop_broadcast_shape(n, &t[1], &t[2], &xy.rank, xy.dims);
+	if (status == VNPU_SUCCESS)
+		status = gop_broadcast_shape(n, &t[0], &xy, &rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	for (int j = 0; j < 3; j++)
+		gop_bcast(&t[j], rank, dims, s[j]);
+	gop_dense(dims, rank, st);
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, rank, dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (uint64_t i = 0; i < f.count; i++) {
+		uint64_t o[3] = { 0, 0, 0 }, rest = i;
+
+		for (uint32_t d = 0; d < rank; d++) {
+			uint64_t k = rest / st[d];
+
+			rest %= st[d];
+			for (int j = 0; j < 3; j++)
+				o[j] += k * s[j][d];
+		}
+		((int64_t *)f.v)[i] = ((const uint8_t *)in[0].v)[o[0]] ?
+				      ((int64_t *)in[1].v)[o[1]] : ((int64_t *)in[2].v)[o[2]];
 	}
 	return fval_out(b, n, &f);
 }
@@ -446,10 +496,18 @@ int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
 		*folded = 1;
 		return fold_range(b, n, in);
 	}
+	if (!strcmp(op, "Where") && given == 3 && n->num_out == 1 &&
+	    in[0].dtype == VNPU_DTYPE_BOOL && in[1].dtype == VNPU_DTYPE_INT64 &&
+	    in[2].dtype == VNPU_DTYPE_INT64) {
+		*folded = 1;
+		return fold_where(b, n, in);
+	}
 	if (!any_int || in[0].dtype != VNPU_DTYPE_INT64 || n->num_out != 1)
 		return VNPU_SUCCESS;
 	if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div") ||
-	     !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Mod") || !strcmp(op, "Pow")) &&
+	     !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Mod") || !strcmp(op, "Pow") ||
+	     !strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "LessOrEqual") ||
+	     !strcmp(op, "Greater") || !strcmp(op, "GreaterOrEqual")) &&
 	    given == 2 && in[1].dtype == VNPU_DTYPE_INT64) {
 		*folded = 1;
 		return fold_arith(b, n, in);

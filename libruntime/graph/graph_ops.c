@@ -92,6 +92,23 @@ int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j)
 	return VNPU_SUCCESS;
 }
 
+int gop_need_movable(struct gbuild *b, const struct gnode *n, size_t j)
+{
+	struct gtensor *t = gop_in(b, n, j), *x = gop_in(b, n, 0);
+
+	if (t && !gb_is_io_type(t->dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
+				 t->name, t->dtype);
+	if (t && x && t->dtype != x->dtype && !(gb_is_float(t->dtype) && gb_is_float(x->dtype)))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "input '%s' of element type %d, input '%s' of %d", t->name, t->dtype,
+				 x->name, x->dtype);
+	if (t && !t->count)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", t->name);
+	return VNPU_SUCCESS;
+}
+
 /* Only the first output of these operators is supported. */
 int gop_single_output(const struct gnode *n)
 {
@@ -117,8 +134,13 @@ int gop_set_out(struct gbuild *b, const struct gnode *n, size_t o, uint32_t rank
 		   const int64_t *dims)
 {
 	struct gtensor *t = &b->tensors[n->out[o]], *x = gop_in(b, n, 0);
-	/* The node's float type: float16 in, float16 out. */
-	int dtype = x && x->dtype == VNPU_DTYPE_FLOAT16 ? VNPU_DTYPE_FLOAT16 : VNPU_DTYPE_FLOAT;
+	/*
+	 * The node's type: float16 in, float16 out; likewise an integer or bool
+	 * input 0 of the moves (the float operators refuse those, the others
+	 * set their outputs' types); float otherwise.
+	 */
+	int dtype = x && x->dtype != VNPU_DTYPE_FLOAT && gb_is_io_type(x->dtype) ?
+		    x->dtype : VNPU_DTYPE_FLOAT;
 
 	if (!gb_set_shape(t, dtype, rank, dims))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output shape out of range");
@@ -408,7 +430,8 @@ static uint8_t elem_type(const struct gbuild *b, int id)
 	switch (id < 0 ? VNPU_DTYPE_FLOAT : b->tensors[id].dtype) {
 	case VNPU_DTYPE_FLOAT16: return VNPU_ELEM_F16;
 	case VNPU_DTYPE_INT8: return VNPU_ELEM_I8;
-	case VNPU_DTYPE_UINT8: return VNPU_ELEM_U8;
+	case VNPU_DTYPE_UINT8:
+	case VNPU_DTYPE_BOOL: return VNPU_ELEM_U8;
 	case VNPU_DTYPE_INT32: return VNPU_ELEM_I32;
 	default: return VNPU_ELEM_F32;
 	}
@@ -630,7 +653,7 @@ static int op_transpose(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	if (a && a->n_ints != x->rank)
@@ -1101,7 +1124,7 @@ static int op_pool(struct gbuild *b, struct gnode *n)
  * (N x C kh kw x P, a scratch tensor), then Y[n, g Kg + k] = W[g Kg + k]
  * cols[n, g Qg ...] as one DOT over (N, G, Kg, P, Qg), then the bias.
  */
-static int op_conv(struct gbuild *b, struct gnode *n)
+int gop_conv(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
 					       "pads", "strides", NULL };
@@ -1571,7 +1594,7 @@ static int op_gemm(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
-static int op_matmul(struct gbuild *b, struct gnode *n)
+int gop_matmul(struct gbuild *b, struct gnode *n)
 {
 	int64_t ad[VNPU_HOST_TENSOR_MAX_RANK], bd[VNPU_HOST_TENSOR_MAX_RANK], od[VNPU_HOST_TENSOR_MAX_RANK];
 	int64_t batch[VNPU_HOST_TENSOR_MAX_RANK];
@@ -1856,11 +1879,11 @@ static const struct gop_map core_ops[] = {
 	{ "Hardmax", op_softmax_t, 1 },
 	{ "ReduceSum", op_reduce_t, 7 }, { "ReduceMean", op_reduce_t, 7 },
 	{ "ReduceMax", op_reduce_t, 7 }, { "ReduceProd", op_reduce_t, 1 },
-	{ "Gemm", op_gemm, 7 }, { "MatMul", op_matmul, 7 }, { "Transpose", op_transpose, 1 },
+	{ "Gemm", op_gemm, 7 }, { "MatMul", gop_matmul, 7 }, { "Transpose", op_transpose, 1 },
 	{ "Reshape", op_reshape, 7 }, { "Flatten", op_flatten, 7 }, { "Squeeze", op_squeeze, 7 },
 	{ "Unsqueeze", op_unsqueeze, 7 }, { "Identity", op_identity, 1 },
 	{ "Constant", op_constant, 7 },
-	{ "Conv", op_conv, 7 }, { "ConvTranspose", op_conv_transpose, 1 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
+	{ "Conv", gop_conv, 7 }, { "ConvTranspose", op_conv_transpose, 1 }, { "MaxPool", op_pool, 7 }, { "AveragePool", op_pool, 7 },
 	{ "GlobalAveragePool", op_global_pool, 1 }, { "GlobalMaxPool", op_global_pool, 1 },
 	{ "BatchNormalization", op_batchnorm, 7 },
 	{ NULL, NULL, 0 },
@@ -1869,7 +1892,8 @@ static const struct gop_map core_ops[] = {
 int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
-								gop_rnn_ops, gop_quant_ops, gop_loss_ops };
+								gop_rnn_ops, gop_quant_ops, gop_loss_ops,
+								gop_logic_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);

@@ -6,7 +6,8 @@
  * of graph_ops_data.c (data movement), graph_ops_math.c (elementwise
  * operators lowered onto the device's arithmetic), graph_ops_rnn.c
  * (recurrent layers unrolled over the sequence), graph_ops_loss.c (the
- * losses over class scores) and graph_fold.c (shape
+ * losses over class scores), graph_ops_logic.c (bool tensors and
+ * comparisons) and graph_fold.c (shape
  * arithmetic folded at load). Private to graph/.
  */
 #ifndef VNPU_GRAPH_OPS_H
@@ -49,6 +50,12 @@ struct gtensor *gop_in(struct gbuild *b, const struct gnode *n, size_t j);
 int gop_need_inputs(const struct gnode *n, size_t min, size_t max);
 int gop_need_float(struct gbuild *b, const struct gnode *n, size_t j);
 int gop_single_output(const struct gnode *n);
+/*
+ * Input @j of an operator that only moves elements (T_COPY, bit exact):
+ * any type the device holds, that of input 0 (float and float16 may mix),
+ * not empty.
+ */
+int gop_need_movable(struct gbuild *b, const struct gnode *n, size_t j);
 /*
  * The usual prologue of a float operator: attributes within @allowed,
  * @min..@max inputs, each present one float, only the first output used.
@@ -101,6 +108,12 @@ int gop_log_softmax(struct gbuild *b, const struct gnode *n, int x, int y, uint3
 /* Copies the @rank-d window @shape of A (offset, strides) into C (T_COPY). */
 int gop_copy(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64_t *shape,
 	     int ta, uint64_t oa, const uint64_t *sa, int tc, uint64_t oc, const uint64_t *sc);
+/*
+ * The mappings of MatMul and Conv (graph_ops.c), which the integer
+ * operators of graph_ops_quant.c call with their centred fp32 operands.
+ */
+int gop_matmul(struct gbuild *b, struct gnode *n);
+int gop_conv(struct gbuild *b, struct gnode *n);
 /* A scalar float constant of the node (a weight). */
 int gop_scalar(struct gbuild *b, const struct gnode *n, float value, int *id);
 
@@ -123,6 +136,8 @@ extern const struct gop_map gop_math_ops[];
 extern const struct gop_map gop_rnn_ops[];
 extern const struct gop_map gop_loss_ops[];
 extern const struct gop_map gop_quant_ops[];
+/* graph_ops_logic.c: And, Or, Xor, Not, the comparisons, IsNaN, IsInf, Where. */
+extern const struct gop_map gop_logic_ops[];
 
 /* Shape arithmetic folded at load (graph_fold.c): 1 when @n was folded. */
 int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded);

@@ -4,8 +4,10 @@
  *
  * ONNX operators that move data: Concat, Split, Slice, Gather, Pad,
  * Expand, Tile, DepthToSpace, SpaceToDepth, Trilu, nearest Resize and
- * Upsample, and Dropout and Cast where
- * they are views. Each is one or more T_COPY launches with the strides and
+ * Upsample, Dropout where it is a view (its mask a constant), Cast and
+ * CastLike (a view, a converting copy, or for the integer and bool
+ * results the elementwise operators) and EyeLike (a constant).
+ * Each but Cast is one or more T_COPY launches with the strides and
  * offsets that select, repeat or place the elements; indices, pads and
  * repeats are constants of the graph (folded or given at load).
  */
@@ -78,7 +80,7 @@ static int op_concat(struct gbuild *b, struct gnode *n)
 
 		if (!t)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu missing", j);
-		if ((status = gop_need_float(b, n, j)))
+		if ((status = gop_need_movable(b, n, j)))
 			return status;
 		if (t->rank != x->rank)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "inputs of ranks %u and %u",
@@ -116,7 +118,7 @@ static int op_split(struct gbuild *b, struct gnode *n)
 
 	if ((status = gop_check_attrs(n, allowed)) ||
 	    (status = gop_need_inputs(n, 1, b->opset >= 13 ? 2 : 1)) ||
-	    (status = gop_need_float(b, n, 0)))
+	    (status = gop_need_movable(b, n, 0)))
 		return status;
 	x = gop_in(b, n, 0);
 	status = axis_of(n, gop_attr_int(n, "axis", 0), x->rank, &axis);
@@ -201,7 +203,7 @@ static int op_slice(struct gbuild *b, struct gnode *n)
 
 	if ((status = gop_check_attrs(n, b->opset < 10 ? allowed : NULL)) ||
 	    (status = gop_need_inputs(n, b->opset < 10 ? 1 : 3, b->opset < 10 ? 1 : 5)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)) ||
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)) ||
 	    (status = slice_params(b, n, v, c)))
 		return status;
 	x = gop_in(b, n, 0);
@@ -308,7 +310,7 @@ static int op_gather(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	ind = gop_in(b, n, 1);
@@ -798,7 +800,7 @@ static int op_expand(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	shape = gop_const_ints(b, n, 1, &count);
@@ -829,7 +831,7 @@ static int op_tile(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	rep = gop_const_ints(b, n, 1, &count);
@@ -870,7 +872,7 @@ static int op_depth_space(struct gbuild *b, struct gnode *n)
 	int status, crd;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	crd = !strcmp(gop_attr_str(n, "mode", mode, sizeof(mode)), "CRD");
@@ -977,7 +979,55 @@ static int op_trilu(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
-/* Dropout in inference is the identity; its mask output is not computed. */
+/*
+ * Output @o of the node: a constant of @dtype and the @rank-d @dims,
+ * every element from @fill(@i, @ctx) (a weight of the graph, no work at run).
+ */
+static int const_out(struct gbuild *b, const struct gnode *n, size_t o, int dtype,
+		     uint32_t rank, const int64_t *dims, double (*fill)(uint64_t, const void *),
+		     const void *ctx)
+{
+	struct gtensor *t = &b->tensors[n->out[o]];
+
+	if (!gb_set_shape(t, dtype, rank, dims))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "output shape out of range");
+	t->host = calloc(t->bytes ? t->bytes : 1, 1);
+	if (!t->host)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	t->cls = GT_WEIGHT;
+	t->producer = -1;
+	for (uint64_t i = 0; i < t->count; i++) {
+		double v = fill(i, ctx);
+
+		switch (dtype) {
+		case VNPU_DTYPE_FLOAT: ((float *)t->host)[i] = (float)v; break;
+		case VNPU_DTYPE_FLOAT16: ((_Float16 *)t->host)[i] = (_Float16)v; break;
+		case VNPU_DTYPE_INT32: ((int32_t *)t->host)[i] = (int32_t)v; break;
+		default: ((uint8_t *)t->host)[i] = (uint8_t)(int)v; break;
+		}
+	}
+	return VNPU_SUCCESS;
+}
+
+static double fill_one(uint64_t i, const void *ctx)
+{
+	(void)i;
+	(void)ctx;
+	return 1.0;
+}
+
+/* EyeLike: ones on diagonal k of a 2-D shape, {cols, k} in @ctx. */
+static double fill_eye(uint64_t i, const void *ctx)
+{
+	const int64_t *ck = ctx;
+
+	return (int64_t)(i % (uint64_t)ck[0]) - (int64_t)(i / (uint64_t)ck[0]) == ck[1];
+}
+
+/*
+ * Dropout in inference: y is x (a view) and the mask, output 1 from
+ * operator set 10 (a bool), is all true: a constant.
+ */
 static int op_dropout(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "ratio", "seed", "is_test", NULL };
@@ -987,8 +1037,11 @@ static int op_dropout(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 3)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_need_float(b, n, 0)))
 		return status;
+	for (size_t o = b->opset >= 10 ? 2 : 1; o < n->num_out; o++)
+		if (n->out[o] >= 0)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "output %zu not supported", o);
 	if (gop_in(b, n, 2)) {
 		training = gop_const_data(b, n->in[2]);
 		count = gop_in(b, n, 2)->count;
@@ -996,37 +1049,165 @@ static int op_dropout(struct gbuild *b, struct gnode *n)
 			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "training mode not supported");
 	}
 	x = gop_in(b, n, 0);
+	if (n->num_out > 1 && n->out[1] >= 0) {
+		status = const_out(b, n, 1, VNPU_DTYPE_BOOL, x->rank, x->dims, fill_one, NULL);
+		if (status != VNPU_SUCCESS)
+			return status;
+		x = gop_in(b, n, 0);
+	}
 	return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
 }
 
-/* Cast of float to float: a view. Integer casts of constants are folded. */
-static int op_cast(struct gbuild *b, struct gnode *n)
+/* EyeLike: a constant of x's 2-D shape, of x's type or dtype's, ones on diagonal k. */
+static int op_eyelike(struct gbuild *b, struct gnode *n)
 {
-	static const char *const allowed[] = { "to", "saturate", NULL };
-	uint64_t st[MAX_RANK];
+	static const char *const allowed[] = { "dtype", "k", NULL };
 	struct gtensor *x;
-	int64_t to;
+	int64_t ck[2], dtype;
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_single_output(n)))
 		return status;
-	to = gop_attr_int(n, "to", 0);
-	if (!gb_is_float((int)to))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "cast to element type %lld not supported (float and float16 are)",
-				 (long long)to);
 	x = gop_in(b, n, 0);
+	if (x->rank != 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input '%s' of rank %u, 2 expected",
+				 x->name, x->rank);
+	dtype = gop_attr_int(n, "dtype", x->dtype);
+	if (!gb_is_io_type((int)dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "element type %lld not supported (float, float16, int8, uint8, int32 and bool are)",
+				 (long long)dtype);
+	ck[0] = x->dims[1];
+	ck[1] = gop_attr_int(n, "k", 0);
+	return const_out(b, n, 0, (int)dtype, 2, x->dims, fill_eye, ck);
+}
+
+/*
+ * Cast between the types the device holds (float, float16, int8, uint8,
+ * int32, bool; integer casts of int64 constants are folded). The same
+ * type: a view. To float or float16: a converting T_COPY, rounded to
+ * nearest even. To bool: x != 0, 1 - T_EQUAL(x, 0) (NaN is true). From
+ * float to an integer type: truncated toward zero, floor(max(x, 0)) +
+ * ceil(min(x, 0)) added into the integer type, saturated (NaN gives 0;
+ * ONNX leaves values out of range undefined). Between integer types the
+ * widening casts (bool, int8, uint8 to int32; bool to int8, uint8): a
+ * T_ADD of 0, exact; the narrowing ones would wrap and are refused.
+ */
+static int cast_trunc(struct gbuild *b, const struct gnode *n)
+{
+	const struct gtensor *x = gop_in(b, n, 0);
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	int64_t dims[MAX_RANK];
+	uint32_t rank = x->rank;
+	int k0, lo, hi, status;
+
+	memcpy(dims, x->dims, sizeof(dims));
+	gop_dense(dims, rank, st);
+	if ((status = gop_scalar(b, n, 0.0f, &k0)) ||
+	    (status = gop_scratch(b, n, gop_in(b, n, 0)->count, &hi)) ||
+	    (status = gop_scratch(b, n, gop_in(b, n, 0)->count, &lo)))
+		return status;
+	if (!rank) {
+		rank = 1;
+		dims[0] = 1;
+		st[0] = 1;
+	}
+	if ((status = gop_launch_nd(b, n, VNPU_OP_T_MAX, rank, dims, 0, n->in[0], st, k0, zero,
+				    hi, st)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_FLOOR, rank, dims, 0, hi, st, -1, NULL, hi,
+				    st)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MIN, rank, dims, 0, n->in[0], st, k0, zero,
+				    lo, st)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_CEIL, rank, dims, 0, lo, st, -1, NULL, lo,
+				    st)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_ADD, rank, dims, 0, hi, st, lo, st, n->out[0], st);
+}
+
+/* Cast of input 0 into type @to (Cast's attribute, CastLike's input 1's type). */
+static int cast_to(struct gbuild *b, struct gnode *n, int64_t to)
+{
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	int64_t dims[MAX_RANK];
+	struct gtensor *x;
+	uint32_t rank;
+	int status, k;
+
+	x = gop_in(b, n, 0);
+	if (!gb_is_io_type(x->dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
+				 x->name, x->dtype);
+	if (!gb_is_io_type((int)to))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "cast to element type %lld not supported (float, float16, int8, uint8, int32 and bool are)",
+				 (long long)to);
+	if (!x->count)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", x->name);
 	if (x->dtype == to)
 		return gop_set_alias(b, n, n->in[0], x->rank, x->dims);
-	/* float <-> float16: a converting device copy, rounded to nearest even. */
+	if (!gb_is_float((int)to) && to != VNPU_DTYPE_BOOL && !gb_is_float(x->dtype) &&
+	    x->dtype != VNPU_DTYPE_BOOL && (to != VNPU_DTYPE_INT32 || x->dtype == VNPU_DTYPE_INT32))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "cast from element type %d to %lld not supported (it narrows: the values would wrap)",
+				 x->dtype, (long long)to);
 	status = gop_set_out(b, n, 0, x->rank, x->dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, 0);
 	gb_set_shape(&b->tensors[n->out[0]], (int)to, x->rank, x->dims);
-	gop_dense(x->dims, x->rank, st);
-	return gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
+	rank = x->rank ? x->rank : 1;
+	memcpy(dims, x->dims, sizeof(dims));
+	if (!x->rank)
+		dims[0] = 1;
+	gop_dense(dims, rank, st);
+	/* To float or float16: a converting device copy, rounded to nearest even. */
+	if (gb_is_float((int)to))
+		return gop_copy(b, n, rank, dims, n->in[0], 0, st, n->out[0], 0, st);
+	if (to == VNPU_DTYPE_BOOL) {
+		int eq;
+
+		if ((status = gop_scalar(b, n, 0.0f, &k)) ||
+		    (status = gop_scratch(b, n, gop_in(b, n, 0)->count, &eq)))
+			return status;
+		x = gop_in(b, n, 0);
+		gb_set_shape(&b->tensors[eq], VNPU_DTYPE_BOOL, x->rank, x->dims);
+		if ((status = gop_launch_nd(b, n, VNPU_OP_T_EQUAL, rank, dims, 0, n->in[0], st, k,
+					    zero, eq, st)) ||
+		    (status = gop_scalar(b, n, 1.0f, &k)))
+			return status;
+		return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, k, zero, eq, st,
+				     n->out[0], st);
+	}
+	if (gb_is_float(x->dtype))
+		return cast_trunc(b, n);
+	status = gop_scalar(b, n, 0.0f, &k);
+	return status ? status :
+	       gop_launch_nd(b, n, VNPU_OP_T_ADD, rank, dims, 0, n->in[0], st, k, zero, n->out[0],
+			     st);
+}
+
+static int op_cast(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "to", "saturate", NULL };
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	return cast_to(b, n, gop_attr_int(n, "to", 0));
+}
+
+static int op_castlike(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "saturate", NULL };
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	return cast_to(b, n, gop_in(b, n, 1)->dtype);
 }
 
 const struct gop_map gop_data_ops[] = {
@@ -1034,7 +1215,8 @@ const struct gop_map gop_data_ops[] = {
 	{ "Gather", op_gather, 1 }, { "Pad", op_pad, 2 }, { "Expand", op_expand, 8 },
 	{ "Tile", op_tile, 6 }, { "DepthToSpace", op_depth_space, 1 },
 	{ "SpaceToDepth", op_depth_space, 1 }, { "Dropout", op_dropout, 7 },
-	{ "Cast", op_cast, 6 }, { "Trilu", op_trilu, 14 }, { "Resize", op_resize, 11 },
+	{ "Cast", op_cast, 6 }, { "CastLike", op_castlike, 15 }, { "EyeLike", op_eyelike, 9 },
+	{ "Trilu", op_trilu, 14 }, { "Resize", op_resize, 11 },
 	{ "Upsample", op_resize, 7 },
 	{ NULL, NULL, 0 },
 };

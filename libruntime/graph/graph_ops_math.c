@@ -16,6 +16,8 @@
  *   HardSigmoid     max(0, min(1, alpha x + beta)); HardSwish x * that
  *   Softsign        x / (1 + |x|)
  *   Sum Mean Max Min  a chain of binary operators (and a scale)
+ *   Max Min Clip    of int8, uint8, int32: exact, a copy, then per operand
+ *                   T_LESS into a bool scratch and T_WHERE (uAPI 1.6)
  *   ReduceMin       0 - max(0 - x); ReduceSumSquare, ReduceL1, ReduceL2,
  *                   ReduceLogSum, ReduceLogSumExp
  *   Softplus        max(x, 0) + log(exp(-|x|) + 1)
@@ -90,11 +92,81 @@ static int unary_prologue(struct gbuild *b, struct gnode *n, const char *const *
 	return gop_set_out(b, n, 0, x->rank, x->dims);
 }
 
+/* int8, uint8 and int32: the integer types Max, Min and Clip take. */
+static int is_int_type(int dtype)
+{
+	return dtype == VNPU_DTYPE_INT8 || dtype == VNPU_DTYPE_UINT8 || dtype == VNPU_DTYPE_INT32;
+}
+
+/*
+ * Integer maximum (@max) or minimum of C and B into C, exactly (fp32
+ * would round int32 beyond 2^24): a comparison into a bool scratch, C < B
+ * (B < C for the minimum), and a select of B where it holds. B and C are
+ * of one type.
+ */
+static int ew_int_extreme(struct gbuild *b, const struct gnode *n, int max, int tb, int tc)
+{
+	const struct gtensor *c = &b->tensors[tc];
+	int m, status = gop_scratch(b, n, c->count, &m);
+
+	if (status != VNPU_SUCCESS)
+		return status;
+	c = &b->tensors[tc];
+	gb_set_shape(&b->tensors[m], VNPU_DTYPE_BOOL, c->rank, c->dims);
+	status = max ? ew(b, n, VNPU_OP_T_LESS, tc, tb, m) : ew(b, n, VNPU_OP_T_LESS, tb, tc, m);
+	return status ? status : ew(b, n, VNPU_OP_T_WHERE, tb, m, tc);
+}
+
+/* Inputs @from.. of @n (those present) of x's integer type, else a refusal. */
+static int need_same_int(struct gbuild *b, const struct gnode *n, size_t from)
+{
+	const struct gtensor *x = gop_in(b, n, 0);
+
+	for (size_t j = from; j < n->num_in; j++) {
+		const struct gtensor *t = gop_in(b, n, j);
+
+		if (t && t->dtype != x->dtype)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "input '%s' of element type %d, input '%s' of %d", t->name,
+					 t->dtype, x->name, x->dtype);
+	}
+	return x->count ? VNPU_SUCCESS :
+	       node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", x->name);
+}
+
+/* Clip of an integer tensor (operator set 11 on): C = x, raised to min, lowered to max. */
+static int clip_int(struct gbuild *b, struct gnode *n)
+{
+	struct gtensor *x = gop_in(b, n, 0);
+	int status;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 3)) ||
+	    (status = gop_single_output(n)) || (status = need_same_int(b, n, 1)))
+		return status;
+	for (size_t j = 1; j < 3; j++)
+		if (gop_in(b, n, j) && gop_in(b, n, j)->count != 1)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a scalar", j);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	gb_set_shape(&b->tensors[n->out[0]], x->dtype, x->rank, x->dims);
+	status = ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
+	if (status == VNPU_SUCCESS && gop_in(b, n, 1))
+		status = ew_int_extreme(b, n, 1, n->in[1], n->out[0]);
+	if (status == VNPU_SUCCESS && gop_in(b, n, 2))
+		status = ew_int_extreme(b, n, 0, n->in[2], n->out[0]);
+	return status;
+}
+
 static int op_clip(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed_old[] = { "min", "max", NULL };
 	int lo = -1, hi = -1, status, cur;
 
+	if (b->opset >= 11 && n->num_in >= 1 && gop_in(b, n, 0) &&
+	    is_int_type(gop_in(b, n, 0)->dtype))
+		return clip_int(b, n);
 	if (b->opset < 11) {
 		status = unary_prologue(b, n, allowed_old);
 		if (status == VNPU_SUCCESS && gop_attr(n, "min"))
@@ -487,13 +559,19 @@ static int op_variadic(struct gbuild *b, struct gnode *n)
 	uint32_t rank;
 	int status;
 
+	int integer;
+
 	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 16)) ||
 	    (status = gop_single_output(n)))
+		return status;
+	/* Integer Max and Min: exact comparisons and selects, not fp32. */
+	integer = kop != VNPU_OP_T_ADD && is_int_type(gop_in(b, n, 0)->dtype);
+	if (integer && (status = need_same_int(b, n, 1)))
 		return status;
 	for (size_t j = 0; j < n->num_in; j++) {
 		if (!gop_in(b, n, j))
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu missing", j);
-		if ((status = gop_need_float(b, n, j)))
+		if (!integer && (status = gop_need_float(b, n, j)))
 			return status;
 		status = gop_broadcast_shape(n, j ? &acc : gop_in(b, n, 0), gop_in(b, n, j), &rank,
 					     dims);
@@ -505,6 +583,13 @@ static int op_variadic(struct gbuild *b, struct gnode *n)
 	status = gop_set_out(b, n, 0, acc.rank, acc.dims);
 	if (status != VNPU_SUCCESS)
 		return status;
+	if (integer) {
+		gb_set_shape(&b->tensors[n->out[0]], gop_in(b, n, 0)->dtype, acc.rank, acc.dims);
+		status = ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
+		for (size_t j = 1; j < n->num_in && status == VNPU_SUCCESS; j++)
+			status = ew_int_extreme(b, n, kop == VNPU_OP_T_MAX, n->in[j], n->out[0]);
+		return status;
+	}
 	if (n->num_in == 1)
 		status = ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
 	else

@@ -18,6 +18,20 @@
  *
  * scale and zero_point are per tensor (one element) or, from operator set
  * 13, per axis (a vector along ``axis``), read with stride 0 elsewhere.
+ *
+ * The integer products, with per-tensor zero points and scales:
+ *
+ *   MatMulInteger     (a - a_zero) and (b - b_zero) into fp32 scratches
+ *   ConvInteger       (T_SUB, exact), the mapping of MatMul or Conv on them,
+ *                     the sums converted into the int32 output; at most
+ *                     QDOT_MAX_TERMS terms per sum, so that the fp32
+ *                     accumulation is exact (refused beyond, at load)
+ *   QLinearMatMul     the same sums times a_scale * b_scale / y_scale,
+ *   QLinearConv       rounded to nearest even into int32, plus y_zero_point
+ *                     into y's int8 or uint8, saturated
+ *
+ * DynamicQuantizeLinear computes its scale and zero point on the device
+ * from the extremes of x, then quantizes as QuantizeLinear.
  */
 #include <string.h>
 
@@ -173,8 +187,292 @@ static int op_dequantize_linear(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
+/*
+ * Most terms of an integer dot product: each (a - a_zero) (b - b_zero) of
+ * int8 or uint8 operands is at most 255 * 255 in magnitude, so 258 of them
+ * add up to less than 2^24 and every partial sum is an integer fp32 holds
+ * exactly, in any order of accumulation.
+ */
+#define QDOT_MAX_TERMS 258
+
+/*
+ * Input @j (int8 or uint8) minus its zero point @zj (optional, one
+ * element of the same type) into a new fp32 scratch of its shape, exactly.
+ */
+static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj, int *id)
+{
+	struct gtensor *x = gop_in(b, n, j), *z = gop_in(b, n, zj);
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	int status;
+
+	if (!x || !is_int8(x->dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d (int8 and uint8 are)",
+				 x ? x->name : "", x ? x->dtype : 0);
+	if (!x->count)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "input '%s' is empty", x->name);
+	if (z && z->dtype != x->dtype)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "zero point '%s' of element type %d, the input's is %d", z->name,
+				 z->dtype, x->dtype);
+	if (z && (z->count != 1 || z->rank > 1))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "zero point '%s' of %llu elements (one, per tensor, is supported)",
+				 z->name, (unsigned long long)z->count);
+	status = gop_scratch(b, n, x->count, id);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, j);
+	gb_set_shape(&b->tensors[*id], VNPU_DTYPE_FLOAT, x->rank, x->dims);
+	rank = x->rank ? x->rank : 1;
+	memcpy(dims, x->dims, sizeof(dims));
+	if (!x->rank)
+		dims[0] = 1;
+	gop_dense(dims, rank, st);
+	if (!z)
+		return gop_copy(b, n, rank, dims, n->in[j], 0, st, *id, 0, st);
+	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, n->in[j], st, n->in[zj], zero, *id,
+			     st);
+}
+
+/* A scalar (one element) float input @j: a scale. */
+static int need_scale(struct gbuild *b, const struct gnode *n, size_t j)
+{
+	const struct gtensor *s = gop_in(b, n, j);
+
+	if (!s || s->dtype != VNPU_DTYPE_FLOAT)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a float scale", j);
+	if (s->count != 1 || s->rank > 1)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "scale '%s' of %llu elements (one, per tensor, is supported)",
+				 s->name, (unsigned long long)s->count);
+	return VNPU_SUCCESS;
+}
+
+/*
+ * The integer product of the node's operands @ja and @jb (minus their zero
+ * points @za and @zb) into a new fp32 scratch *@acc: the mapping of MatMul
+ * (@conv 0) or Conv on the centred operands, whose sums of at most
+ * QDOT_MAX_TERMS terms are exact.
+ */
+static int int_product(struct gbuild *b, struct gnode *n, int conv, size_t ja, size_t za,
+		       size_t jb, size_t zb, int *acc)
+{
+	struct gtensor *a = gop_in(b, n, ja), *w = gop_in(b, n, jb);
+	struct gnode m = *n;
+	uint64_t terms = 1;
+	int ca, cb, status;
+
+	if (!a || !w)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input missing");
+	if (conv)
+		terms = w->rank >= 2 ? gop_prod(w->dims, 1, w->rank) : 0;
+	else
+		terms = a->rank ? (uint64_t)a->dims[a->rank - 1] : 0;
+	if (terms > QDOT_MAX_TERMS)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "%llu terms per output: the int32 sums could pass 2^24, where the device's fp32 accumulation stops being exact (%d is the most)",
+				 (unsigned long long)terms, QDOT_MAX_TERMS);
+	if ((status = centred(b, n, ja, za, &ca)) || (status = centred(b, n, jb, zb, &cb)) ||
+	    (status = gop_scratch(b, n, 1, acc)))
+		return status;
+	m.in[0] = ca;
+	m.in[1] = cb;
+	m.num_in = 2;
+	m.out[0] = *acc;
+	m.num_out = 1;
+	return conv ? gop_conv(b, &m) : gop_matmul(b, &m);
+}
+
+/* MatMulInteger, ConvInteger: the exact sums converted into the int32 output. */
+static int op_integer_product(struct gbuild *b, struct gnode *n)
+{
+	static const char *const conv_attrs[] = { "auto_pad", "dilations", "group",
+						  "kernel_shape", "pads", "strides", NULL };
+	int conv = !strcmp(n->np->op_type, "ConvInteger");
+	struct gtensor *t;
+	int acc, k0, status;
+
+	if ((status = gop_check_attrs(n, conv ? conv_attrs : NULL)) ||
+	    (status = gop_need_inputs(n, 2, 4)) || (status = gop_single_output(n)) ||
+	    (status = int_product(b, n, conv, 0, 2, 1, 3, &acc)) ||
+	    (status = gop_scalar(b, n, 0.0f, &k0)))
+		return status;
+	t = &b->tensors[acc];
+	status = gop_set_out(b, n, 0, t->rank, t->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	t = &b->tensors[acc];
+	gb_set_shape(&b->tensors[n->out[0]], VNPU_DTYPE_INT32, t->rank, t->dims);
+	{
+		uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+
+		gop_dense(t->dims, t->rank, st);
+		return gop_launch_nd(b, n, VNPU_OP_T_ADD, t->rank, t->dims, 0, acc, st, k0, zero,
+				     n->out[0], st);
+	}
+}
+
+/*
+ * QLinearMatMul, QLinearConv: y = saturate(round(acc * (a_scale *
+ * b_scale / y_scale)) + y_zero_point), acc the exact integer product; the
+ * multiplier is computed on the device in fp32 (two roundings), the
+ * product rounded to nearest even into an int32 scratch, the zero point
+ * added into y's type with saturation, as QuantizeLinear does.
+ */
+static int op_qlinear(struct gbuild *b, struct gnode *n)
+{
+	static const char *const conv_attrs[] = { "auto_pad", "dilations", "group",
+						  "kernel_shape", "pads", "strides", NULL };
+	int conv = !strcmp(n->np->op_type, "QLinearConv");
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	struct gtensor *t, *yz;
+	int acc, mul, q, status;
+
+	if ((status = gop_check_attrs(n, conv ? conv_attrs : NULL)) ||
+	    (status = gop_need_inputs(n, 8, conv ? 9 : 8)) || (status = gop_single_output(n)))
+		return status;
+	if (gop_in(b, n, 8))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the bias input B is not supported");
+	if ((status = need_scale(b, n, 1)) || (status = need_scale(b, n, 4)) ||
+	    (status = need_scale(b, n, 6)))
+		return status;
+	yz = gop_in(b, n, 7);
+	if (!is_int8(yz->dtype) || yz->count != 1 || yz->rank > 1)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "output zero point '%s' must be one int8 or uint8 element", yz->name);
+	if ((status = int_product(b, n, conv, 0, 2, 3, 5, &acc)) ||
+	    (status = gop_scratch(b, n, 1, &mul)))
+		return status;
+	/* The multiplier a_scale * b_scale / y_scale, one element. */
+	{
+		int64_t one[1] = { 1 };
+		uint64_t unit[1] = { 0 };
+
+		if ((status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, one, 0, n->in[1], unit, n->in[4],
+					    unit, mul, unit)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, one, 0, mul, unit, n->in[6],
+					    unit, mul, unit)))
+			return status;
+	}
+	t = &b->tensors[acc];
+	if ((status = gop_scratch(b, n, t->count, &q)))
+		return status;
+	t = &b->tensors[acc];
+	gb_set_shape(&b->tensors[q], VNPU_DTYPE_INT32, t->rank, t->dims);
+	status = gop_set_out(b, n, 0, t->rank, t->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	t = &b->tensors[acc];
+	gb_set_shape(&b->tensors[n->out[0]], gop_in(b, n, 7)->dtype, t->rank, t->dims);
+	gop_dense(t->dims, t->rank, st);
+	if ((status = gop_launch_nd(b, n, VNPU_OP_T_MUL, t->rank, t->dims, 0, acc, st, mul, zero, q,
+				    st)))
+		return status;
+	t = &b->tensors[acc];
+	return gop_launch_nd(b, n, VNPU_OP_T_ADD, t->rank, t->dims, 0, q, st, n->in[7], zero,
+			     n->out[0], st);
+}
+
+/* Output @o of the node, or a scratch when the model leaves it unnamed. */
+static int dq_out(struct gbuild *b, const struct gnode *n, size_t o, int dtype, uint32_t rank,
+		  const int64_t *dims, int *id)
+{
+	int status;
+
+	if (o < n->num_out && n->out[o] >= 0) {
+		status = gop_set_out(b, n, o, rank, dims);
+		*id = n->out[o];
+	} else {
+		status = gop_scratch(b, n, gop_prod(dims, 0, rank), id);
+	}
+	if (status == VNPU_SUCCESS)
+		gb_set_shape(&b->tensors[*id], dtype, rank, dims);
+	return status;
+}
+
+/*
+ * DynamicQuantizeLinear, as the definition's function body computes it:
+ * max and min of x (T_REDUCE_MAX of x and of 0 - x) widened to include 0,
+ * y_scale = (max - min) / 255, y_zero_point = saturate(round(0 - min /
+ * y_scale)) (T_SUB into uint8: the rounding half to even and the clip
+ * to [0, 255] of the body at once), y = QuantizeLinear(x, y_scale,
+ * y_zero_point).
+ */
+static int op_dynamic_quantize(struct gbuild *b, struct gnode *n)
+{
+	int64_t flat[1], none[1] = { 1 };
+	uint64_t unit[1] = { 1 }, zero[1] = { 0 }, st[MAX_RANK], z0[MAX_RANK] = { 0 };
+	int neg, mx, mn, k0, k255, sc, zp, q, y, status;
+	struct gtensor *x;
+
+	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 1)) ||
+	    (status = gop_need_float(b, n, 0)))
+		return status;
+	x = gop_in(b, n, 0);
+	if (x->dtype != VNPU_DTYPE_FLOAT)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d (float is)", x->name, x->dtype);
+	flat[0] = (int64_t)x->count;
+	if ((status = dq_out(b, n, 0, VNPU_DTYPE_UINT8, x->rank, x->dims, &y)) ||
+	    (status = dq_out(b, n, 1, VNPU_DTYPE_FLOAT, 0, none, &sc)) ||
+	    (status = dq_out(b, n, 2, VNPU_DTYPE_UINT8, 0, none, &zp)) ||
+	    (status = gop_scratch(b, n, (uint64_t)flat[0], &neg)) ||
+	    (status = gop_scratch(b, n, 1, &mx)) || (status = gop_scratch(b, n, 1, &mn)) ||
+	    (status = gop_scratch(b, n, (uint64_t)flat[0], &q)) ||
+	    (status = gop_scalar(b, n, 0.0f, &k0)) || (status = gop_scalar(b, n, 255.0f, &k255)))
+		return status;
+	gb_set_shape(&b->tensors[q], VNPU_DTYPE_INT32, 1, flat);
+	/* max(x) and min(x) = 0 - max(0 - x), over every element. */
+	if ((status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MAX, 1, flat, 1, n->in[0], unit, -1,
+				    NULL, mx, zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, flat, 0, k0, zero, n->in[0], unit, neg,
+				    unit)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_REDUCE_MAX, 1, flat, 1, neg, unit, -1, NULL,
+				    mn, zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, none, 0, k0, zero, mn, zero, mn,
+				    zero)) ||
+	    /* The range includes 0. */
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MAX, 1, none, 0, mx, zero, k0, zero, mx,
+				    zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_MIN, 1, none, 0, mn, zero, k0, zero, mn,
+				    zero)) ||
+	    /* y_scale = (max - min) / 255. */
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, none, 0, mx, zero, mn, zero, sc,
+				    zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, none, 0, sc, zero, k255, zero, sc,
+				    zero)) ||
+	    /* y_zero_point = saturate(round(0 - min / y_scale)). */
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, none, 0, mn, zero, sc, zero, mn,
+				    zero)) ||
+	    (status = gop_launch_nd(b, n, VNPU_OP_T_SUB, 1, none, 0, k0, zero, mn, zero, zp,
+				    zero)))
+		return status;
+	/* y = saturate(round(x / y_scale) + y_zero_point), as QuantizeLinear. */
+	x = gop_in(b, n, 0);
+	gop_dense(x->dims, x->rank, st);
+	if (!x->rank) {
+		st[0] = 1;
+		status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, none, 0, n->in[0], st, sc, z0, q, st);
+		return status ? status :
+		       gop_launch_nd(b, n, VNPU_OP_T_ADD, 1, none, 0, q, st, zp, z0, y, st);
+	}
+	status = gop_launch_nd(b, n, VNPU_OP_T_DIV, x->rank, x->dims, 0, n->in[0], st, sc, z0, q,
+			       st);
+	x = gop_in(b, n, 0);
+	return status ? status :
+	       gop_launch_nd(b, n, VNPU_OP_T_ADD, x->rank, x->dims, 0, q, st, zp, z0, y, st);
+}
+
 const struct gop_map gop_quant_ops[] = {
+	{ "DynamicQuantizeLinear", op_dynamic_quantize, 11 },
 	{ "QuantizeLinear", op_quantize_linear, 10 },
 	{ "DequantizeLinear", op_dequantize_linear, 10 },
+	{ "MatMulInteger", op_integer_product, 10 },
+	{ "ConvInteger", op_integer_product, 10 },
+	{ "QLinearMatMul", op_qlinear, 10 },
+	{ "QLinearConv", op_qlinear, 10 },
 	{ NULL, NULL, 0 },
 };

@@ -8,6 +8,7 @@
 #   cnn.onnx        small CNN: Conv/Relu/MaxPool/Conv/Relu/GlobalAveragePool/
 #                   Flatten/Gemm/Softmax on 1x12x12 images, batch 8
 #   branches.onnx   two independent Gemm/Relu branches joined by Add (streams)
+#   int_io.onnx     uint8 in, int32 out: MatMulInteger, Greater, Where
 #   NAME/test_data_set_0/{input,output}_K.pb   inputs and numpy's outputs
 #   NAME/weights/*.pb                          the weights, for CPU references
 #   bad/*.onnx      malformed or unsupported models for the error tests
@@ -192,6 +193,29 @@ def dynamic_axes(out):
     save(model(g), os.path.join(out, "dynamic_axes.onnx"))
 
 
+def int_io(out, rng):
+    """uint8 in, int32 out: MatMulInteger, Greater and Where on the device.
+
+    Every intermediate is a multiple of 64 bytes: the planner's naive sum
+    counts the tensors' bytes without the 64-byte alignment of the arena.
+    """
+    w = {"W": rng.randint(0, 256, (8, 16)).astype(np.uint8), "za": np.array(128, np.uint8),
+         "zero": np.zeros(1, np.int32)}
+    nodes = [
+        helper.make_node("MatMulInteger", ["q", "W", "za"], ["mm"], name="mm"),
+        helper.make_node("Greater", ["mm", "zero"], ["pos"], name="pos"),
+        helper.make_node("Where", ["pos", "mm", "zero"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(nodes, "int_io",
+                          [helper.make_tensor_value_info("q", TensorProto.UINT8, [4, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, [4, 16])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "int_io.onnx"))
+    q = rng.randint(0, 256, (4, 8)).astype(np.uint8)
+    mm = (q.astype(np.int32) - 128) @ w["W"].astype(np.int32)
+    write_set(out, "int_io", [("q", q)], [("y", np.maximum(mm, 0).astype(np.int32))], w)
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -274,7 +298,7 @@ def bad_operators(d, x):
     one("depth_to_space", "DepthToSpace", ["x4"], {"x4": np.ones((1, 4, 2, 2), np.float32)},
         blocksize=3)
     one("prelu_slope", "PRelu", ["x", "slope"], {"slope": f32(1, 2, 3)})
-    one("cast_to", "Cast", ["x"], {}, to=TensorProto.INT32)
+    one("cast_to", "Cast", ["x"], {}, to=TensorProto.INT64)
     x3 = np.ones((3, 1, 2), np.float32)
     one("lstm_weights", "LSTM", ["x3", "W", "R"], {"x3": x3, "W": np.ones((1, 8, 3), np.float32),
                                                   "R": np.ones((1, 8, 2), np.float32)},
@@ -312,6 +336,34 @@ def bad_operators(d, x):
     one("dequant_input_type", "DequantizeLinear", ["x", "s"], {"s": f32(0.1)})
     one("dequant_zero_type", "DequantizeLinear", ["q", "s", "z"],
         {"q": np.zeros((2, 4), np.int8), "s": f32(0.1), "z": np.zeros((), np.uint8)})
+    # The bool operators, the comparisons, Where and the integer Casts.
+    b8 = lambda *s: np.ones(s, np.bool_)
+    one("and_type", "And", ["x", "bt"], {"bt": b8(2, 4)})
+    one("less_shapes", "Less", ["x", "c"], {"c": np.ones((3, 5), np.float32)})
+    one("equal_types", "Equal", ["x", "i"], {"i": np.zeros((2, 4), np.int32)})
+    one("isinf_detect", "IsInf", ["x"], {}, detect_negative=2)
+    one("where_shapes", "Where", ["cond", "x", "x"], {"cond": b8(3)})
+    one("cast_narrow", "Cast", ["i"], {"i": np.zeros((2, 4), np.int32)}, to=TensorProto.INT8)
+    # CastLike (operator set 15) to int64, which the device does not hold.
+    g = helper.make_graph([helper.make_node("CastLike", ["x", "l64"], ["y"], name="castlike_type")],
+                          "castlike_type", [x], [any_y], [numpy_helper.from_array(i64(1), "l64")])
+    m = model(g)
+    m.opset_import[0].version = 15
+    save(m, os.path.join(d, "op_castlike_type.onnx"), check=False)
+    one("eyelike_rank", "EyeLike", ["x3"], {"x3": x3}, k=1)
+    one("dynquant_type", "DynamicQuantizeLinear", ["h16"], {"h16": f16(2, 4)})
+    # The integer products: sums of at most 258 terms (exact in fp32), one
+    # zero point and one scale per tensor, no QLinearConv bias.
+    u8 = lambda *s: np.ones(s, np.uint8)
+    one("matmulinteger_terms", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 300), "qb": u8(300, 2)})
+    one("convinteger_zero", "ConvInteger", ["qx", "qw", "qz"],
+        {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
+    one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s2", "qz1", "qb", "s", "qz1", "s", "qz1"],
+        {"qa": u8(2, 3), "qb": u8(3, 2), "s2": f32(0.1, 0.2), "s": f32(0.1), "qz1": u8(1)})
+    one("qlinearconv_bias", "QLinearConv",
+        ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
+        {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
+         "bias": np.zeros(1, np.int32)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
@@ -332,6 +384,7 @@ def main():
     branches(out, rng)
     weights_first(out, rng)
     dynamic_axes(out)
+    int_io(out, rng)
     bad(out)
 
 

@@ -4,7 +4,8 @@
  *
  * Comparing a computed tensor with an expected one the way ONNX's backend
  * tests do (numpy.testing.assert_allclose): |got - want| <= atol + rtol *
- * |want| for every element, NaN matching NaN. Shared by vnpu-run, the
+ * |want| for every element, NaN matching NaN; integer and bool tensors
+ * exactly. Shared by vnpu-run, the
  * conformance runner and the demo.
  */
 #ifndef VNPU_TENSOR_COMPARE_H
@@ -51,9 +52,10 @@ static inline int vnpu_host_tensor_allclose(const struct vnpu_host_tensor *got, 
 		}
 		count *= (uint64_t)want->dims[i];
 	}
+	/* Integer and bool tensors: the bytes, exactly. */
 	if (want->dtype != VNPU_DTYPE_FLOAT && want->dtype != VNPU_DTYPE_FLOAT16) {
-		if (memcmp(got->data, want->data, count * 8)) {
-			snprintf(why, whylen, "int64 values differ");
+		if (got->size < want->size || memcmp(got->data, want->data, want->size)) {
+			snprintf(why, whylen, "integer values differ");
 			return 0;
 		}
 		return 1;

@@ -9,7 +9,8 @@
  *            [--devices N] [--batch N] [--dim NAME=SIZE ...] [--repeat N] [--warmup N]
  *
  * Inputs are TensorProto files (.pb, the format of ONNX's test data) or raw
- * little-endian float32 (float16) files of exactly the input's size, in the order of
+ * little-endian files of the input's element type (float32, float16, int8,
+ * uint8, int32, bool as one byte) and exactly its size, in the order of
  * the model's inputs; int64 TensorProto inputs (shapes and axes) are given
  * to the loader as constants of the graph. With --devices N the batch (the first dimension of
  * every input) is split in N equal parts, each run by its own thread on its
@@ -59,7 +60,7 @@ static void usage(FILE *f)
 		"       [--check-outputs FILE ...] [--rtol R] [--atol A] [--streams N] [--devices N]\n"
 		"       [--batch N] [--dim NAME=SIZE ...] [--repeat N] [--warmup N]\n"
 		"Runs an ONNX model on vnpu devices. Inputs and expected outputs are\n"
-		"TensorProto .pb files or raw float32 files; see Documentation/onnx.rst.\n",
+		"TensorProto .pb files or raw files of the input's type; see Documentation/onnx.rst.\n",
 		prog);
 }
 

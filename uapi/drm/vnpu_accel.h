@@ -64,7 +64,7 @@ extern "C" {
  */
 
 #define DRM_VNPU_UAPI_MAJOR 1
-#define DRM_VNPU_UAPI_MINOR 5
+#define DRM_VNPU_UAPI_MINOR 6
 
 /* Start of the VRAM device-address range. */
 #define DRM_VNPU_VRAM_BASE 0x100000000ULL
@@ -651,6 +651,12 @@ struct drm_vnpu_cmd {
 #define DRM_VNPU_OP_T_ARGMIN 0x35u
 /* Over the axes (1.5): */
 #define DRM_VNPU_OP_T_REDUCE_PROD 0x36u
+/* Elementwise, A and B, C 1 or 0 (1.6): */
+#define DRM_VNPU_OP_T_EQUAL 0x37u
+#define DRM_VNPU_OP_T_LESS 0x38u
+#define DRM_VNPU_OP_T_LESS_EQUAL 0x39u
+/* Elementwise, A where B is non-zero, C kept elsewhere (1.6): */
+#define DRM_VNPU_OP_T_WHERE 0x3au
 
 /* Largest @m, @n or @k of an operator, and largest tensor dimension. */
 #define DRM_VNPU_KERNEL_MAX_DIM 0x1000000u
@@ -886,6 +892,11 @@ struct drm_vnpu_tensor_norm {
  *                 axes in @axes (1) (4)
  * T_ARGMIN        C[o] = the index of the minimum (1) (4)           --
  * T_REDUCE_PROD   C[o] = product of A[i] over the axes (1) (3)      --
+ * T_EQUAL         C[i] = A[i] == B[i] ? 1 : 0 (5)                   yes
+ * T_LESS          C[i] = A[i] < B[i] ? 1 : 0 (5)                    yes
+ * T_LESS_EQUAL    C[i] = A[i] <= B[i] ? 1 : 0 (5)                   yes
+ * T_WHERE         C[i] = A[i] where B[i] != 0; C[i] unchanged       yes
+ *                 where B[i] == 0 (6)
  * ==============  ================================================  =====
  *
  * (1) o is i with the axes in @axes removed: C has stride 0 on them, so
@@ -914,6 +925,15 @@ struct drm_vnpu_tensor_norm {
  * is above every number for ARGMAX and below for ARGMIN (numpy's argmax
  * and argmin). The reduced axes hold at most 2^31 - 1 points; A may be of
  * any element type, C's must be fp32 (@dtype_c 0).
+ * (5) Since 1.6. A and B, of any element types, are compared as the
+ * numbers they are, exactly (int32 too, without a conversion to fp32);
+ * NaN is unequal to everything and unordered (every comparison with a
+ * NaN is false, so C is 0). C, of any type, holds 1 or 0 (1.0 or 0.0 for
+ * fp32 and fp16); B and A may be swapped for greater-than comparisons.
+ * (6) Since 1.6. A select: A's elements are moved bit exactly, so A and
+ * C must be of one type; B, the condition, may be of any type (a float
+ * is non-zero unless +0 or -0, so NaN selects A). C's elements where B is
+ * 0 are not written: write the other choice into C first.
  *
  * **Windows.** IM2COL, MAXPOOL and AVGPOOL take @ndim 4, @shape the input
  * N x C x H x W, A strided over those four dimensions, and @window. MAXPOOL
@@ -934,17 +954,20 @@ struct drm_vnpu_tensor_norm {
  *
  * **Element types** (1.5). @dtype_a, @dtype_b and @dtype_c give the
  * element type of A, B and C, a DRM_VNPU_DTYPE_* (0, fp32, for callers of
- * 1.4 and for an unused B). Every operator but T_COPY and T_IM2COL is a
- * float operator: A and B may be of any type, in any mix; it converts
- * each element it reads to fp32 (exactly; int32 beyond 2^24 to nearest
- * even), computes as with fp32 tensors (sums and products accumulate in
- * fp32) and rounds each result it writes to C's type: to nearest, ties to
- * even, for fp16 (overflow gives infinity) and for the integer types,
- * which are also saturated to their range (NaN gives 0). C is fp32 or
- * fp16, or of an integer type for the elementwise operators (T_ADD ..
- * T_EXP): quantisation is a T_DIV to int32 and a T_ADD of the zero point,
- * dequantisation a T_SUB of it and a T_MUL. With an fp16 C, SOFTMAX
- * rounds exp(A[i] - max) to fp16 before the division.
+ * 1.4 and for an unused B). Every operator but T_COPY, T_IM2COL, the
+ * comparisons and T_WHERE is a float operator: A and B may be of any
+ * type, in any mix; it converts each element it reads to fp32 (exactly;
+ * int32 beyond 2^24 to nearest even), computes as with fp32 tensors
+ * (sums and products accumulate in fp32) and rounds each result it writes
+ * to C's type: to nearest, ties to even, for fp16 (overflow gives
+ * infinity) and for the integer types, which are also saturated to their
+ * range (NaN gives 0). C is fp32 or fp16, or of an integer type for the
+ * elementwise operators (T_ADD .. T_EXP): quantisation is a T_DIV to
+ * int32 and a T_ADD of the zero point, dequantisation a T_SUB of it and a
+ * T_MUL. With an fp16 C, SOFTMAX rounds exp(A[i] - max) to fp16 before
+ * the division.
+ * The comparisons (1.6) take any types and write any C, exactly (see
+ * (5)); T_WHERE moves A bit exactly into C of the same type (see (6)).
  * T_COPY and T_IM2COL move elements: of one type to the same type bit
  * exactly (any type), or converted to a float C (fp32 or fp16) from fp32,
  * fp16, int8, uint8 or int32 (rounded to nearest even where C cannot hold
@@ -957,7 +980,8 @@ struct drm_vnpu_tensor_norm {
  * not a multiple of 8, an unknown @op or @flags, an unknown element
  * type, a type combination the operator does not take (an integer C of a
  * float operator that is not elementwise, a copy to an integer type from
- * another type, @dtype_b non-zero without B), non-zero @pad, @ndim 0 or
+ * another type, a T_WHERE whose A and C differ in type, @dtype_b
+ * non-zero without B), non-zero @pad, @ndim 0 or
  * above the maximum, a zero or too large dimension or window member, too many
  * points, bad @axes, a non-zero member the operator does not use, a stride
  * of C that breaks the output rules, a misaligned array, or C overlapping

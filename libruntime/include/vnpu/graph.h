@@ -41,10 +41,14 @@ extern "C" {
 #define VNPU_DTYPE_INT64 7
 /* IEEE half, 2 bytes: stored and moved as fp16, computed in fp32. */
 #define VNPU_DTYPE_FLOAT16 10
-/* Quantised tensors of QuantizeLinear and DequantizeLinear (not graph inputs or outputs). */
+/*
+ * Integer tensors (quantised values, integer and boolean graph inputs and
+ * outputs); a bool is one byte, 0 or 1.
+ */
 #define VNPU_DTYPE_UINT8 2
 #define VNPU_DTYPE_INT8 3
 #define VNPU_DTYPE_INT32 6
+#define VNPU_DTYPE_BOOL 9
 
 /**
  * struct vnpu_graph - a graph handle

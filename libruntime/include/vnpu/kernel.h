@@ -77,6 +77,12 @@ extern "C" {
  *	A over the axes; the first, or the last with VNPU_TENSOR_SELECT_LAST
  * @VNPU_OP_T_ARGMIN: int32 index of the minimum of A over the axes
  * @VNPU_OP_T_REDUCE_PROD: product of A over the axes
+ * @VNPU_OP_T_EQUAL: C[i] = A[i] == B[i] ? 1 : 0, compared exactly (uAPI 1.6,
+ *	like every operator below)
+ * @VNPU_OP_T_LESS: C[i] = A[i] < B[i] ? 1 : 0
+ * @VNPU_OP_T_LESS_EQUAL: C[i] = A[i] <= B[i] ? 1 : 0
+ * @VNPU_OP_T_WHERE: C[i] = A[i] where B[i] is non-zero; C[i] is left as it
+ *	is where B[i] is 0
  *
  * Data is fp32 (IEEE single) and row-major unless said otherwise; the
  * numbers are the driver's (uapi/drm/vnpu_accel.h has the exact rules).
@@ -139,6 +145,10 @@ enum vnpu_op {
 	VNPU_OP_T_ARGMAX = 0x34,
 	VNPU_OP_T_ARGMIN = 0x35,
 	VNPU_OP_T_REDUCE_PROD = 0x36,
+	VNPU_OP_T_EQUAL = 0x37,
+	VNPU_OP_T_LESS = 0x38,
+	VNPU_OP_T_LESS_EQUAL = 0x39,
+	VNPU_OP_T_WHERE = 0x3a,
 };
 
 /* struct vnpu_kernel flags for the GEMMs: A (B) is stored transposed. */
@@ -332,15 +342,19 @@ struct vnpu_tensor_types {
  *	(i0 * stride[0] + ...), size the element size of its type
  * @types: the element types; NULL: all fp32, as vnpu_launch_tensor()
  *
- * The float operators (all but VNPU_OP_T_COPY and VNPU_OP_T_IM2COL) take
+ * The float operators (all but VNPU_OP_T_COPY, VNPU_OP_T_IM2COL, the
+ * comparisons and VNPU_OP_T_WHERE) take
  * A and B of any type in any mix: each element read is converted to
  * fp32, the work is done in fp32 (sums accumulate in fp32) and each
  * result is rounded to C's type (to nearest, ties to even; integer types
  * also saturate, NaN gives 0). C may be of an integer type for the
  * elementwise operators only. COPY and IM2COL move elements of one type
- * bit exactly, or convert any type to a float C. The complete
- * rules are those of struct drm_vnpu_tensor_args (uAPI 1.5); a driver of
- * uAPI 1.4 takes fp32 tensors only.
+ * bit exactly, or convert any type to a float C. The comparisons (uAPI
+ * 1.6) compare A and B of any types exactly and write 1 or 0 into C of any
+ * type; WHERE moves A's elements bit exactly into C of A's type. The
+ * complete rules are those of struct drm_vnpu_tensor_args (uAPI 1.5 and
+ * 1.6); a driver of uAPI 1.4 takes fp32 tensors only, one of 1.5 not the
+ * operators of 1.6.
  *
  * Return: as vnpu_launch_tensor(); VNPU_ERROR_INVALID_VALUE also for an
  * unknown element type or an array not aligned to its element size; a
