@@ -572,9 +572,10 @@ static int add_constant_input(struct gbuild *b, const Onnx__ValueInfoProto *vi,
 	status = value_info_shape(vi, NULL, 0, &dtype, &rank, dims, &has_shape);
 	if (status != VNPU_SUCCESS)
 		return status;
-	if (c->dtype != VNPU_DTYPE_FLOAT && c->dtype != VNPU_DTYPE_INT64)
+	esize = gb_dtype_size((int)c->dtype);
+	if (!esize)
 		return graph_fail(VNPU_ERROR_INVALID_VALUE,
-				  "constant '%s': element type %u (float or int64 are)",
+				  "constant '%s': element type %u (float, float16, int8, uint8, int32, bool or int64 are)",
 				  c->name, c->dtype);
 	if ((int)c->dtype != dtype)
 		return graph_fail(VNPU_ERROR_INVALID_VALUE,
@@ -583,7 +584,6 @@ static int add_constant_input(struct gbuild *b, const Onnx__ValueInfoProto *vi,
 	if (c->rank > VNPU_HOST_TENSOR_MAX_RANK || (has_shape && c->rank != rank))
 		return graph_fail(VNPU_ERROR_INVALID_VALUE, "constant '%s': rank %u, %u expected",
 				  c->name, c->rank, rank);
-	esize = c->dtype == VNPU_DTYPE_INT64 ? 8 : 4;
 	for (uint32_t i = 0; i < c->rank; i++) {
 		if (c->dims[i] < 0 || (has_shape && c->dims[i] != dims[i]))
 			return graph_fail(VNPU_ERROR_INVALID_VALUE,

@@ -107,7 +107,8 @@ struct vnpu_graph_dim {
  *	initializer, and is no longer an input of vnpu_graph_run(). Shapes and
  *	axes that ONNX lets a model take as int64 inputs (Reshape's shape,
  *	Squeeze's and Unsqueeze's axes, ReduceSum's axes) must be known to plan
- *	memory, so such inputs must be given here; float32 inputs may be. The
+ *	memory, so such inputs must be given here; inputs of the other
+ *	element types may be. The
  *	values are copied. NULL when @num_constants is 0
  * @num_constants: entries at @constants
  * @dims: with %VNPU_GRAPH_LOAD_DIMS, the sizes of symbolic input dimensions
