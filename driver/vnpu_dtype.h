@@ -126,6 +126,19 @@ static inline u32 vnpu_dtype_load(const void *base, u32 dt, size_t i)
 	}
 }
 
+/* Element @i of the integer array of type @dt (I8, U8 or I32) at @base. */
+static inline s64 vnpu_dtype_load_int(const void *base, u32 dt, size_t i)
+{
+	switch (dt) {
+	case DRM_VNPU_DTYPE_I8:
+		return ((const s8 *)base)[i];
+	case DRM_VNPU_DTYPE_U8:
+		return ((const u8 *)base)[i];
+	default:
+		return ((const s32 *)base)[i];
+	}
+}
+
 /* Stores fp32 bits @v as element @i of the float array of type @dt. */
 static inline void vnpu_dtype_store(void *base, u32 dt, size_t i, u32 v)
 {

@@ -505,8 +505,12 @@ static bool vnpu_gemm_dot_desc(const struct drm_vnpu_tensor_args *t, struct vnpu
 {
 	int kd = (int)t->ndim - 1, d = kd - 1, dm = -1, dn = -1;
 
-	/* The micro-kernels write fp32; an fp16 C takes the reduction path. */
-	if (kd < 0 || t->axes != BIT(kd) || t->dtype_c != DRM_VNPU_DTYPE_F32)
+	/*
+	 * The micro-kernels write fp32; an fp16 C takes the reduction path,
+	 * and so do integer A and B, whose products sum exactly there.
+	 */
+	if (kd < 0 || t->axes != BIT(kd) || t->dtype_c != DRM_VNPU_DTYPE_F32 ||
+	    (!vnpu_dtype_is_float(t->dtype_a) && !vnpu_dtype_is_float(t->dtype_b)))
 		return false;
 	if (d >= 0 && !t->stride_a[d])
 		dn = d--;

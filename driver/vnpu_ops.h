@@ -161,6 +161,8 @@ static inline void vnpu_iter_advance(struct vnpu_iter *it, u32 n)
  * @acc: the accumulator of the current output element, fp32 bits (ARGMAX
  *	and ARGMIN: the extremum so far)
  * @arg: ARGMAX and ARGMIN: the position of @acc among the reduced points
+ * @iacc: a DOT of integer A and B: the exact sum of the current output
+ *	element (saturated to the s64 range)
  */
 struct vnpu_reduce {
 	struct vnpu_iter outer;
@@ -170,6 +172,7 @@ struct vnpu_reduce {
 	u64 outer_left;
 	u32 acc;
 	u32 arg;
+	s64 iacc;
 };
 
 /*

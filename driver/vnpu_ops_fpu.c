@@ -14,6 +14,7 @@
 #include <linux/array_size.h>
 #include <linux/limits.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 
 #include <drm/vnpu_accel.h>
 
@@ -804,13 +805,65 @@ static float vnpu_t_reduce_typed(const struct vnpu_kernel_op *op, struct vnpu_re
 	return acc;
 }
 
+/* Whether @t is a DOT of integer A and B, which sums exactly (vnpu_t_int_dot()). */
+static inline bool vnpu_t_is_int_dot(const struct drm_vnpu_tensor_args *t)
+{
+	return t->op == DRM_VNPU_OP_T_DOT && !vnpu_dtype_is_float(t->dtype_a) &&
+	       !vnpu_dtype_is_float(t->dtype_b);
+}
+
+/*
+ * @n products of the current output element of a DOT of integer A and B
+ * added to r->iacc exactly, in 64 bits (each product of two int32 fits;
+ * the sum saturates at the s64 range, where ONNX leaves overflow open).
+ */
+static void vnpu_t_int_dot(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u32 n)
+{
+	const struct drm_vnpu_tensor_args *t = &op->t;
+	const struct vnpu_iter *in = &r->inner;
+	size_t oa = r->outer.off[0] + in->off[0], sa = vnpu_iter_step(in, 0);
+	size_t ob = r->outer.off[1] + in->off[1], sb = vnpu_iter_step(in, 1);
+	s64 acc = r->iacc, sum;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		s64 p = vnpu_dtype_load_int(op->a, t->dtype_a, oa + i * sa) *
+			vnpu_dtype_load_int(op->b, t->dtype_b, ob + i * sb);
+
+		if (check_add_overflow(acc, p, &sum))
+			sum = p > 0 ? S64_MAX : S64_MIN;
+		acc = sum;
+	}
+	r->iacc = acc;
+}
+
+/* Stores the exact sum @v of an integer DOT as element @i of @p, of type @dt. */
+static void vnpu_t_int_dot_store(void *p, u32 dt, size_t i, s64 v)
+{
+	switch (dt) {
+	case DRM_VNPU_DTYPE_I8:
+		((s8 *)p)[i] = clamp_t(s64, v, S8_MIN, S8_MAX);
+		break;
+	case DRM_VNPU_DTYPE_U8:
+		((u8 *)p)[i] = clamp_t(s64, v, 0, U8_MAX);
+		break;
+	case DRM_VNPU_DTYPE_I32:
+		((s32 *)p)[i] = clamp_t(s64, v, S32_MIN, S32_MAX);
+		break;
+	default:
+		/* Rounded once, to nearest even. */
+		vnpu_st(p, dt, i, (float)v);
+		break;
+	}
+}
+
 /* Reductions and DOT: at most @budget points, storing finished outputs. */
 void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u32 budget)
 {
 	const float *a = op->a, *b = op->b;
 	float *c = op->c, acc = vnpu_bits_to_f32(r->acc);
 	struct vnpu_iter *in = &r->inner;
-	bool f32 = vnpu_t_f32(&op->t);
+	bool f32 = vnpu_t_f32(&op->t), int_dot = vnpu_t_is_int_dot(&op->t);
 	u32 o = op->t.op;
 
 	while (r->outer_left && budget) {
@@ -819,7 +872,9 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 			const float *x = a + r->outer.off[0] + in->off[0];
 			size_t sa = vnpu_iter_step(in, 0);
 
-			if (!f32) {
+			if (int_dot) {
+				vnpu_t_int_dot(op, r, n);
+			} else if (!f32) {
 				acc = vnpu_t_reduce_typed(op, r, n, acc);
 			} else if (o == DRM_VNPU_OP_T_DOT) {
 				const float *y = b + r->outer.off[1] + in->off[1];
@@ -857,8 +912,11 @@ void vnpu_fpu_t_reduce(const struct vnpu_kernel_op *op, struct vnpu_reduce *r, u
 			c[r->outer.off[2]] = (float)r->arg;
 		else if (o == DRM_VNPU_OP_T_ARGMAX || o == DRM_VNPU_OP_T_ARGMIN)
 			((u32 *)c)[r->outer.off[2]] = r->arg;
+		else if (int_dot)
+			vnpu_t_int_dot_store(c, op->t.dtype_c, r->outer.off[2], r->iacc);
 		else
 			vnpu_st(c, op->t.dtype_c, r->outer.off[2], acc);
+		r->iacc = 0;
 		vnpu_iter_advance(&r->outer, 1);
 		r->outer_left--;
 		r->inner_left = r->inner_points;

@@ -166,8 +166,9 @@ static bool vnpu_dim_ok(u32 v)
  * Checks the element types (uAPI 1.5) against the operator of kind @kind:
  * T_COPY and T_IM2COL move an element to the same type or to a float C;
  * the float operators read any type, and write an integer C only when
- * elementwise (a single rounding of each result); T_WHERE moves A into C
- * of A's type. B's type is 0 when B is unused.
+ * elementwise (a single rounding of each result) or a DOT of integer A
+ * and B (an exact sum, saturated); T_WHERE moves A into C of A's type.
+ * B's type is 0 when B is unused.
  */
 static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, bool uses_b)
 {
@@ -182,7 +183,9 @@ static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, b
 		return t->dtype_a == t->dtype_c || vnpu_dtype_is_float(t->dtype_c) ? 0 : -EINVAL;
 	if (t->op == DRM_VNPU_OP_T_WHERE)
 		return t->dtype_a == t->dtype_c ? 0 : -EINVAL;
-	if (!vnpu_dtype_is_float(t->dtype_c) && kind != VNPU_T_UNARY && kind != VNPU_T_BINARY)
+	if (!vnpu_dtype_is_float(t->dtype_c) && kind != VNPU_T_UNARY && kind != VNPU_T_BINARY &&
+	    !(kind == VNPU_T_DOT && !vnpu_dtype_is_float(t->dtype_a) &&
+	      !vnpu_dtype_is_float(t->dtype_b)))
 		return -EINVAL;
 	/* ARGMAX and ARGMIN write int32 (or, with INDEX_FP32, fp32) indices. */
 	if (vnpu_t_is_arg(t->op) && t->dtype_c != DRM_VNPU_DTYPE_F32)
@@ -591,6 +594,7 @@ static void vnpu_t_run_reduce(const struct vnpu_kernel_op *op, const bool *abort
 	r.outer_left = vnpu_iter_points(&r.outer);
 	r.acc = vnpu_t_reduce_start(op->t.op);
 	r.arg = 0;
+	r.iacc = 0;
 	while (r.outer_left) {
 		if (!vnpu_t_continue(aborted))
 			return;

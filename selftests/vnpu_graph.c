@@ -228,8 +228,8 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'eyelike_rank' (EyeLike)", "input 'x3' of rank 3, 2 expected" } },
 		{ "dynquant_type", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'dynquant_type' (DynamicQuantizeLinear)", "input 'h16' of element type 10 (float is)" } },
-		{ "matmulinteger_terms", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'matmulinteger_terms' (MatMulInteger)", "300 terms per output" } },
+		{ "matmulinteger_inner", VNPU_ERROR_INVALID_MODEL,
+		  { "'matmulinteger_inner' (MatMulInteger)", "inner dimensions 3 and 4 differ" } },
 		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'convinteger_zero' (ConvInteger)", "zero point 'qz' of 2 elements" } },
 		{ "qlinearmatmul_scale", VNPU_ERROR_NOT_SUPPORTED,
@@ -582,6 +582,12 @@ TEST_F(graph, constant_only_nodes_run_before_their_consumer)
 TEST_F(graph, integer_model_matches_numpy)
 {
 	run_model(_metadata, self, "int_io", 1);
+}
+
+/* MatMulInteger of 1024 terms, int32 sums above 2^24: exact, element by element. */
+TEST_F(graph, integer_product_of_1024_terms_is_exact)
+{
+	run_model(_metadata, self, "int_large_k", 1);
 }
 
 TEST_HARNESS_MAIN

@@ -1723,6 +1723,54 @@ TEST_F(ops, comparisons_are_exact)
  * non-zero (NaN is, -0 is not), C untouched elsewhere; any type of
  * condition, broadcast; uint8 and fp32 A and C.
  */
+/*
+ * A DOT of integer A and B sums exactly (uAPI 1.6): 1024 int32 products
+ * per output whose sums pass 2^24 and 2^31, stored exactly into int32 (the
+ * last saturated) and rounded once into fp32; a float A keeps fp32.
+ */
+TEST_F(ops, integer_dot_sums_exactly)
+{
+	const uint32_t k = 1024;
+	uint64_t oa, ob, oc, of;
+	int32_t *a = (int32_t *)carve(self, 3 * k, 110, &oa);
+	int32_t *b = (int32_t *)carve(self, k, 111, &ob);
+	int32_t *c = (int32_t *)carve(self, 3, 112, &oc);
+	float *f = carve(self, 3, 113, &of);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_DOT, .ndim = 2, .shape = { 3, k }, .axes = 1u << 1,
+		.stride_a = { k, 1 }, .stride_b = { 0, 1 }, .stride_c = { 1, 0 },
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
+		.dtype_a = DRM_VNPU_DTYPE_I32, .dtype_b = DRM_VNPU_DTYPE_I32,
+		.dtype_c = DRM_VNPU_DTYPE_I32,
+	};
+	int64_t want[3] = { 0, 0, 0 };
+
+	ASSERT_TRUE(a && b && c && f);
+	for (uint32_t i = 0; i < k; i++) {
+		b[i] = 40000 + (int32_t)(i % 97);
+		a[i] = 255 - (int32_t)(i % 7);		/* about 2^33 in all: saturates */
+		a[k + i] = (int32_t)(i % 5) - 1;	/* about 2^25, odd */
+		a[2 * k + i] = -(int32_t)(i % 3);	/* negative, about -2^25 */
+		for (int r = 0; r < 3; r++)
+			want[r] += (int64_t)a[r * k + i] * b[i];
+	}
+	ASSERT_GT(want[0], INT32_MAX);
+	ASSERT_GT(want[1], 1 << 24);
+	ASSERT_EQ(1, run(self, &t));
+	EXPECT_EQ(INT32_MAX, c[0]);
+	EXPECT_EQ(want[1], c[1]);
+	EXPECT_EQ(want[2], c[2]);
+	/* Into fp32: the exact sum rounded once. */
+	t.c = ADDR(of);
+	t.dtype_c = DRM_VNPU_DTYPE_F32;
+	ASSERT_EQ(1, run(self, &t));
+	for (int r = 0; r < 3; r++) {
+		float rounded = (float)want[r];
+
+		EXPECT_EQ(rounded, f[r]) TH_LOG("row %d", r);
+	}
+}
+
 TEST_F(ops, where_selects_bit_exactly)
 {
 	static const float cond[8] = { 1.0f, 0.0f, -0.0f, NAN, -2.0f, INFINITY, 0.0f, 1e-40f };
@@ -1798,6 +1846,10 @@ TEST_F(ops, compare_where_bad_arguments)
 	BAD("where without B (address 0)", g, -EACCES,
 	    (t.op = DRM_VNPU_OP_T_WHERE, t.b = 0, memset(t.stride_b, 0, sizeof(t.stride_b))));
 	BAD("where C overlapping A", g, -EINVAL, (t.op = DRM_VNPU_OP_T_WHERE, t.c = t.a + 4));
+	/* Valid with an fp32 C (integer_dot_sums_exactly runs the integer one). */
+	BAD("dot of fp32 A and B into int32 C", g, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_DOT, t.axes = 1u << 1, t.stride_c[0] = 1, t.stride_c[1] = 0,
+	     t.dtype_c = DRM_VNPU_DTYPE_I32));
 #undef BAD
 	for (i = 0; i < n; i++)
 		EXPECT_EQ(bad[i].err, submit_bad(self, &bad[i].args, sizeof(bad[i].args), oc))

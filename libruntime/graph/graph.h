@@ -95,6 +95,12 @@ struct gnode {
 	size_t num_in;
 	int out[4];		/* tensor ids of the outputs (created, shape unset) */
 	size_t num_out;
+	/*
+	 * Set by the integer products (graph_ops_quant.c) for the MatMul or
+	 * Conv mapping they run on int32 operands: accepted, and the device
+	 * sums their products exactly.
+	 */
+	int int_operands;
 };
 
 /* Bytes of an element of @dtype (VNPU_DTYPE_*), 0 for a type not supported. */

@@ -126,7 +126,9 @@ int gop_check_float_op(struct gbuild *b, const struct gnode *n, const char *cons
 	if (!status)
 		status = gop_need_inputs(n, min, max);
 	for (size_t j = 0; !status && j < max; j++)
-		status = gop_need_float(b, n, j);
+		if (!n->int_operands || !gop_in(b, n, j) ||
+		    gop_in(b, n, j)->dtype != VNPU_DTYPE_INT32)
+			status = gop_need_float(b, n, j);
 	return status ?: gop_single_output(n);
 }
 
@@ -178,8 +180,9 @@ int gop_scratch(struct gbuild *b, const struct gnode *n, uint64_t count, int *id
 }
 
 /*
- * A GEMM over float16 operands (the 2-D kernels are fp32 only): a T_DOT,
- * accumulated in fp32; with beta 1, into an fp32 scratch added to C.
+ * A GEMM over float16 or int32 operands (the 2-D kernels are fp32 only): a
+ * T_DOT, accumulated in fp32 (int32 operands: exactly); with beta 1, into
+ * an fp32 scratch added to C.
  */
 static int gemm_as_dot(struct gbuild *b, const struct gnode *n, uint32_t flags, uint64_t m,
 		       uint64_t nn, uint64_t k, float alpha, float beta, int ta, uint64_t oa,
@@ -224,9 +227,9 @@ int gop_launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_
 {
 	struct gstep st = { .kind = GSTEP_KERNEL, .node = n->index };
 
-	if (op == VNPU_OP_GEMM && (b->tensors[ta].dtype == VNPU_DTYPE_FLOAT16 ||
-				   b->tensors[tb].dtype == VNPU_DTYPE_FLOAT16 ||
-				   b->tensors[tc].dtype == VNPU_DTYPE_FLOAT16))
+	if (op == VNPU_OP_GEMM && (b->tensors[ta].dtype != VNPU_DTYPE_FLOAT ||
+				   b->tensors[tb].dtype != VNPU_DTYPE_FLOAT ||
+				   b->tensors[tc].dtype != VNPU_DTYPE_FLOAT))
 		return gemm_as_dot(b, n, flags, m, nn, k, alpha, beta, ta, oa, tb, ob, tc, oc);
 
 	if (!m || !nn || m > MAX_DIM || nn > MAX_DIM || k > MAX_DIM)
@@ -1186,9 +1189,9 @@ int gop_conv(struct gbuild *b, struct gnode *n)
 		return status;
 	x = gop_in(b, n, 0);	/* the tensors may have moved */
 	w = gop_in(b, n, 1);
-	/* float16 columns: IM2COL moves the elements as they are. */
-	if (x->dtype == VNPU_DTYPE_FLOAT16)
-		gb_set_shape(&b->tensors[cols], VNPU_DTYPE_FLOAT16, 1, b->tensors[cols].dims);
+	/* float16 and int32 columns: IM2COL moves the elements as they are. */
+	if (x->dtype != VNPU_DTYPE_FLOAT)
+		gb_set_shape(&b->tensors[cols], x->dtype, 1, b->tensors[cols].dims);
 	cols_dims[0] = x->dims[0];
 	cols_dims[1] = x->dims[1];
 	cols_dims[2] = kh;

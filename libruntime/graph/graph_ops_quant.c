@@ -21,11 +21,10 @@
  *
  * The integer products, with per-tensor zero points and scales:
  *
- *   MatMulInteger     (a - a_zero) and (b - b_zero) into fp32 scratches
- *   ConvInteger       (T_SUB, exact), the mapping of MatMul or Conv on them,
- *                     the sums converted into the int32 output; at most
- *                     QDOT_MAX_TERMS terms per sum, so that the fp32
- *                     accumulation is exact (refused beyond, at load)
+ *   MatMulInteger     (a - a_zero) and (b - b_zero) into int32 scratches
+ *   ConvInteger       (T_SUB, exact), the mapping of MatMul or Conv on them
+ *                     into the int32 output: a T_DOT of integer operands,
+ *                     which the device sums exactly (uAPI 1.6)
  *   QLinearMatMul     the same sums times a_scale * b_scale / y_scale,
  *   QLinearConv       rounded to nearest even into int32, plus y_zero_point
  *                     into y's int8 or uint8, saturated
@@ -188,16 +187,8 @@ static int op_dequantize_linear(struct gbuild *b, struct gnode *n)
 }
 
 /*
- * Most terms of an integer dot product: each (a - a_zero) (b - b_zero) of
- * int8 or uint8 operands is at most 255 * 255 in magnitude, so 258 of them
- * add up to less than 2^24 and every partial sum is an integer fp32 holds
- * exactly, in any order of accumulation.
- */
-#define QDOT_MAX_TERMS 258
-
-/*
  * Input @j (int8 or uint8) minus its zero point @zj (optional, one
- * element of the same type) into a new fp32 scratch of its shape, exactly.
+ * element of the same type) into a new int32 scratch of its shape, exactly.
  */
 static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj, int *id)
 {
@@ -225,14 +216,20 @@ static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj,
 	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, j);
-	gb_set_shape(&b->tensors[*id], VNPU_DTYPE_FLOAT, x->rank, x->dims);
+	gb_set_shape(&b->tensors[*id], VNPU_DTYPE_INT32, x->rank, x->dims);
 	rank = x->rank ? x->rank : 1;
 	memcpy(dims, x->dims, sizeof(dims));
 	if (!x->rank)
 		dims[0] = 1;
 	gop_dense(dims, rank, st);
-	if (!z)
-		return gop_copy(b, n, rank, dims, n->in[j], 0, st, *id, 0, st);
+	/* Without a zero point, x - 0: the device copies only to the same type. */
+	if (!z) {
+		int k0;
+
+		status = gop_scalar(b, n, 0.0f, &k0);
+		return status ?: gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, n->in[j], st,
+					       k0, zero, *id, st);
+	}
 	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, n->in[j], st, n->in[zj], zero, *id,
 			     st);
 }
@@ -253,28 +250,18 @@ static int need_scale(struct gbuild *b, const struct gnode *n, size_t j)
 
 /*
  * The integer product of the node's operands @ja and @jb (minus their zero
- * points @za and @zb) into a new fp32 scratch *@acc: the mapping of MatMul
- * (@conv 0) or Conv on the centred operands, whose sums of at most
- * QDOT_MAX_TERMS terms are exact.
+ * points @za and @zb) into a new int32 scratch *@acc: the mapping of MatMul
+ * (@conv 0) or Conv on the centred operands, summed exactly.
  */
 static int int_product(struct gbuild *b, struct gnode *n, int conv, size_t ja, size_t za,
 		       size_t jb, size_t zb, int *acc)
 {
 	struct gtensor *a = gop_in(b, n, ja), *w = gop_in(b, n, jb);
 	struct gnode m = *n;
-	uint64_t terms = 1;
 	int ca, cb, status;
 
 	if (!a || !w)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input missing");
-	if (conv)
-		terms = w->rank >= 2 ? gop_prod(w->dims, 1, w->rank) : 0;
-	else
-		terms = a->rank ? (uint64_t)a->dims[a->rank - 1] : 0;
-	if (terms > QDOT_MAX_TERMS)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "%llu terms per output: the int32 sums could pass 2^24, where the device's fp32 accumulation stops being exact (%d is the most)",
-				 (unsigned long long)terms, QDOT_MAX_TERMS);
 	if ((status = centred(b, n, ja, za, &ca)) || (status = centred(b, n, jb, zb, &cb)) ||
 	    (status = gop_scratch(b, n, 1, acc)))
 		return status;
@@ -283,22 +270,25 @@ static int int_product(struct gbuild *b, struct gnode *n, int conv, size_t ja, s
 	m.num_in = 2;
 	m.out[0] = *acc;
 	m.num_out = 1;
+	m.int_operands = 1;
 	return conv ? gop_conv(b, &m) : gop_matmul(b, &m);
 }
 
-/* MatMulInteger, ConvInteger: the exact sums converted into the int32 output. */
+/* MatMulInteger, ConvInteger: the exact sums moved into the int32 output. */
 static int op_integer_product(struct gbuild *b, struct gnode *n)
 {
 	static const char *const conv_attrs[] = { "auto_pad", "dilations", "group",
 						  "kernel_shape", "pads", "strides", NULL };
 	int conv = !strcmp(n->np->op_type, "ConvInteger");
+	int64_t dims[MAX_RANK] = { 1 };
+	uint64_t st[MAX_RANK];
 	struct gtensor *t;
-	int acc, k0, status;
+	uint32_t rank;
+	int acc, status;
 
 	if ((status = gop_check_attrs(n, conv ? conv_attrs : NULL)) ||
 	    (status = gop_need_inputs(n, 2, 4)) || (status = gop_single_output(n)) ||
-	    (status = int_product(b, n, conv, 0, 2, 1, 3, &acc)) ||
-	    (status = gop_scalar(b, n, 0.0f, &k0)))
+	    (status = int_product(b, n, conv, 0, 2, 1, 3, &acc)))
 		return status;
 	t = &b->tensors[acc];
 	status = gop_set_out(b, n, 0, t->rank, t->dims);
@@ -306,13 +296,11 @@ static int op_integer_product(struct gbuild *b, struct gnode *n)
 		return status;
 	t = &b->tensors[acc];
 	gb_set_shape(&b->tensors[n->out[0]], VNPU_DTYPE_INT32, t->rank, t->dims);
-	{
-		uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
-
-		gop_dense(t->dims, t->rank, st);
-		return gop_launch_nd(b, n, VNPU_OP_T_ADD, t->rank, t->dims, 0, acc, st, k0, zero,
-				     n->out[0], st);
-	}
+	rank = t->rank ? t->rank : 1;
+	if (t->rank)
+		memcpy(dims, t->dims, sizeof(dims));
+	gop_dense(dims, rank, st);
+	return gop_copy(b, n, rank, dims, acc, 0, st, n->out[0], 0, st);
 }
 
 /*

@@ -216,6 +216,23 @@ def int_io(out, rng):
     write_set(out, "int_io", [("q", q)], [("y", np.maximum(mm, 0).astype(np.int32))], w)
 
 
+def int_large_k(out, rng):
+    """MatMulInteger of 1024 terms whose int32 sums pass 2^24: exact only
+    if the device sums integers exactly, not in fp32. Intermediates are
+    multiples of 64 bytes, as in int_io."""
+    w = {"W": rng.randint(200, 256, (1024, 16)).astype(np.uint8)}
+    g = helper.make_graph([helper.make_node("MatMulInteger", ["q", "W"], ["y"], name="mm")],
+                          "int_large_k",
+                          [helper.make_tensor_value_info("q", TensorProto.UINT8, [2, 1024])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 16])],
+                          [numpy_helper.from_array(a, n) for n, a in w.items()])
+    save(model(g), os.path.join(out, "int_large_k.onnx"))
+    q = rng.randint(200, 256, (2, 1024)).astype(np.uint8)
+    y = q.astype(np.int64) @ w["W"].astype(np.int64)
+    assert y.min() > 1 << 24
+    write_set(out, "int_large_k", [("q", q)], [("y", y.astype(np.int32))], w)
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -352,10 +369,10 @@ def bad_operators(d, x):
     save(m, os.path.join(d, "op_castlike_type.onnx"), check=False)
     one("eyelike_rank", "EyeLike", ["x3"], {"x3": x3}, k=1)
     one("dynquant_type", "DynamicQuantizeLinear", ["h16"], {"h16": f16(2, 4)})
-    # The integer products: sums of at most 258 terms (exact in fp32), one
-    # zero point and one scale per tensor, no QLinearConv bias.
+    # The integer products: operands that fit, one zero point and one scale
+    # per tensor, no QLinearConv bias.
     u8 = lambda *s: np.ones(s, np.uint8)
-    one("matmulinteger_terms", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 300), "qb": u8(300, 2)})
+    one("matmulinteger_inner", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 3), "qb": u8(4, 2)})
     one("convinteger_zero", "ConvInteger", ["qx", "qw", "qz"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
     one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s2", "qz1", "qb", "s", "qz1", "s", "qz1"],
@@ -385,6 +402,7 @@ def main():
     weights_first(out, rng)
     dynamic_axes(out)
     int_io(out, rng)
+    int_large_k(out, rng)
     bad(out)
 
 

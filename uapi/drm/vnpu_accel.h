@@ -904,7 +904,10 @@ struct drm_vnpu_tensor_norm {
  * a bitmask of dimensions (bit d: dimension d), non-zero and below
  * ``1 << ndim`` for the eight operators over axes, 0 for the others.
  * Reductions and the DOT add in fp32 in row-major order of the reduced
- * axes, starting from 0 (MAX from -inf; REDUCE_PROD multiplies, from 1);
+ * axes, starting from 0 (MAX from -inf; REDUCE_PROD multiplies, from 1),
+ * except a DOT of integer A and B (since 1.6), which sums exactly in 64
+ * bits (saturating) and stores the sum saturated into an integer C or
+ * rounded once into a float C;
  * SOFTMAX subtracts the maximum over the axes before exponentiation.
  * T_DOT is a batched matrix product: with dimensions (batch..., m, n, k),
  * A strided (..., lda, 0, 1), B (..., 0, 1, ldb) and C (..., ldc, 1, 0),
@@ -979,7 +982,8 @@ struct drm_vnpu_tensor_norm {
  * %DRM_VNPU_TENSOR_ARGS_SIZE_V1, above %DRM_VNPU_KERNEL_ARGS_MAX_SIZE or
  * not a multiple of 8, an unknown @op or @flags, an unknown element
  * type, a type combination the operator does not take (an integer C of a
- * float operator that is not elementwise, a copy to an integer type from
+ * float operator that is not elementwise nor a DOT of integer A and B, a
+ * copy to an integer type from
  * another type, a T_WHERE whose A and C differ in type, @dtype_b
  * non-zero without B), non-zero @pad, @ndim 0 or
  * above the maximum, a zero or too large dimension or window member, too many
