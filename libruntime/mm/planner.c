@@ -52,6 +52,9 @@
 #define PLAN_SKY_MAX 8192
 /* A plan run that ran out of time (never kept: above any real arena). */
 #define PLAN_ABORTED (UINT64_MAX - 1)
+/* Budget shares of the time sweep: 1/4 on a target without slack, else 1/32. */
+#define PLAN_SWEEP_SHARE_TIGHT 4
+#define PLAN_SWEEP_SHARE_LOOSE 32
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
 #define PLAN_CLASSIC_MAX_PAIRS 20000000ull
 
@@ -1840,6 +1843,22 @@ static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
 	return 1;
 }
 
+/* The time sweep (planner_sweep.c), as sky_search(). */
+static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t *off,
+		 struct best *best, uint64_t *nodes)
+{
+	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
+				  p->sec_total };
+	int r = sws_run(&pb, target, deadline, off, nodes);
+
+	if (r == SKS_NOMEM)
+		return -1;
+	if (r != SKS_FOUND)
+		return 0;
+	keep(best, off, plan_arena(p, off), p->n);
+	return 1;
+}
+
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		   const struct vnpu_plan_options *opts,
 		   struct vnpu_plan_stats *stats)
@@ -1910,7 +1929,25 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
-	/* The skyline search first, on half of the budget. */
+	/*
+	 * The time sweep first: on a quarter of the budget when the target
+	 * leaves no slack in any section (its pruning then admits only
+	 * zero-waste moves), else as a short try (1/32); of the default
+	 * budget at most (it tiles such instances fast or not at all).
+	 */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX) {
+		uint64_t t = cpu_ns(), share = PLAN_SWEEP_SHARE_TIGHT;
+		uint64_t slice = deadline - t;
+
+		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
+			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
+		for (uint32_t s = 0; s < p.nsec && share == PLAN_SWEEP_SHARE_TIGHT; s++)
+			if (p.sec_total[s] != target)
+				share = PLAN_SWEEP_SHARE_LOOSE;
+		if (sweep(&p, target, t + slice / share, off, &best, &nodes) < 0)
+			goto out;
+	}
+	/* The skyline search, on half of the budget. */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX) {
 		uint64_t t = cpu_ns();
 

@@ -94,7 +94,7 @@ struct sks {
 	int noise;
 };
 
-static uint64_t sk_cpu_ns(void)
+uint64_t vnpu_plan_cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -631,7 +631,7 @@ static int sk_node(struct sks *k, uint32_t lo, uint32_t hi)
 		return R_FOUND;
 	if (!k->fails_left)
 		return R_LIMIT;
-	if (!(++k->nodes & 1023) && sk_cpu_ns() > k->deadline)
+	if (!(++k->nodes & 1023) && vnpu_plan_cpu_ns() > k->deadline)
 		return R_TIMEOUT;
 	if (!sk_pick_corner(k, lo, hi, &corner))
 		return R_NONE;
