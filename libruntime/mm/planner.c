@@ -52,7 +52,7 @@
 #define PLAN_SKY_MAX 8192
 /* A plan run that ran out of time (never kept: above any real arena). */
 #define PLAN_ABORTED (UINT64_MAX - 1)
-/* Budget shares of the time sweep: 1/4 on a target without slack, else 1/32. */
+/* Budget shares of the time sweep: 1/4 on a target without slack, else 1/32 of what is left. */
 #define PLAN_SWEEP_SHARE_TIGHT 4
 #define PLAN_SWEEP_SHARE_LOOSE 32
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
@@ -1869,7 +1869,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	uint64_t *off = NULL;
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
-	int classic;
+	int classic, tight;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
@@ -1930,21 +1930,22 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
 	/*
-	 * The time sweep first: on a quarter of the budget when the target
-	 * leaves no slack in any section (its pruning then admits only
-	 * zero-waste moves), else as a short try (1/32); of the default
-	 * budget at most (it tiles such instances fast or not at all).
+	 * The time sweep: first, on a quarter of the budget (of the default
+	 * budget at most: it tiles such instances fast or not at all), when
+	 * the target leaves no slack in any section, as its pruning then
+	 * admits only zero-waste moves; else as a short try (1/32 of the
+	 * budget left) after the skyline search.
 	 */
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX) {
-		uint64_t t = cpu_ns(), share = PLAN_SWEEP_SHARE_TIGHT;
-		uint64_t slice = deadline - t;
+	tight = 1;
+	for (uint32_t s = 0; s < p.nsec && tight; s++)
+		tight = p.sec_total[s] == target;
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
+	    tight) {
+		uint64_t t = cpu_ns(), slice = deadline - t;
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		for (uint32_t s = 0; s < p.nsec && share == PLAN_SWEEP_SHARE_TIGHT; s++)
-			if (p.sec_total[s] != target)
-				share = PLAN_SWEEP_SHARE_LOOSE;
-		if (sweep(&p, target, t + slice / share, off, &best, &nodes) < 0)
+		if (sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */
@@ -1953,6 +1954,15 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
 			       &nodes) < 0)
+			goto out;
+	}
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
+	    !tight) {
+		uint64_t t = cpu_ns();
+
+		if (t < deadline &&
+		    sweep(&p, target, t + (deadline - t) / PLAN_SWEEP_SHARE_LOOSE, off, &best,
+			  &nodes) < 0)
 			goto out;
 	}
 	/*

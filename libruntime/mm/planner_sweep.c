@@ -12,27 +12,37 @@
  * free over the whole lifetime of a buffer starting there: the placed
  * buffers it could meet later are all live at s. The free ranges are
  * filled lowest first, each from its bottom (the cursor): at the cursor
- * goes a buffer starting at s (of identical buffers, the first only), or
- * the rest of the range is left unused. Space left unused at s is waste;
- * the slack of s is C minus the live total at s (of every buffer, placed
- * or not), and the waste at s may not exceed it. On a perfect packing the
- * slack is 0 everywhere, so each free range must be tiled exactly by the
- * buffers starting at s, and the search is complete for such plans (every
- * zero-waste plan is reached, in the order of its buffers by offset at each
- * start section). With slack it covers the plans whose buffers rest, at
- * their start section, on a buffer or on 0 (a subset of all plans).
+ * goes a buffer starting at s, or the rest of the range is left unused;
+ * with slack, a fresh range may first take buffers at its top. Space left
+ * unused at s is waste; the slack of s is C minus the live total at s (of
+ * every buffer, placed or not), and the waste at s may not exceed it. On a
+ * perfect packing the slack is 0 everywhere, so each free range must be
+ * tiled exactly by the buffers starting at s, and the search is complete
+ * for such plans (every zero-waste plan is reached: its buffers by offset
+ * at each start section). With slack it covers the plans whose buffers
+ * rest on a buffer or on 0 at their start, or hang from one at the top of
+ * a free range (a subset of all plans).
  *
- * Pruning looks ahead along the placed buffer b: for each of the next
- * SW_AHEAD sections s' it lives in, the range between b and the highest
- * placed buffer below it still live at s' must be filled by buffers not
- * yet placed that are live at s' (they start after s), up to the slack of
- * s': a subset of their sizes must sum to within that slack of its length
- * (a bitset subset sum in units of the sizes' greatest common divisor).
- * When b closes its free range, the range above it is checked the same
- * way (buffers starting at s count there). A free range entered at s must
- * be fillable in the same sense by the buffers starting at s. Candidates
- * that end where the buffer below them ends are tried first (cut lines run
- * through a packing), then larger ones.
+ * Symmetries: of identical buffers the first only is tried; two buffers of
+ * the same lifetime stacked directly swap, so one order only. Time
+ * boundaries no buffer crosses make blocks: the buffers living a whole
+ * block go on top of it at its start (any plan of the block moves them
+ * there by shifting the buffers above them down), and without them the
+ * block may split further. The state at the start of a section (the
+ * section and the placed buffers live there, with their offsets) decides
+ * everything after it, so a state once failed is not searched again.
+ *
+ * Pruning: a free range entered at s must be fillable by the buffers
+ * starting at s, within the slack left (a bitset subset sum in units of
+ * the sizes' greatest common divisor). After a placement, a run of placed
+ * buffers ending together at t, contiguous between two buffers live after
+ * t (or 0 and C), becomes free at t and only buffers starting at t can
+ * fill it (sw_run()); and for each of the next SW_AHEAD sections s' the
+ * placed buffer b lives in, the range between b and the highest placed
+ * buffer below it still live at s' must be fillable by buffers starting
+ * after s and live at s', within the slack of s' (above b too, when b
+ * closes its range). Candidates that end where the buffer below them ends
+ * are tried first (cut lines run through a packing), then larger ones.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -504,13 +514,16 @@ again:
 	 */
 	for (size_t i = 0; fresh && i < k && r == R_NONE && waste < w->slack[s]; i++) {
 		uint32_t b = w->order[mark + i];
-		uint64_t at = (q - pb->size[b]) & ~(pb->align[b] - 1);
+		uint64_t at = (q - pb->size[b]) & ~(pb->align[b] - 1), above;
 
-		if (at <= cur || q - pb->size[b] < cur)
+		if (q - pb->size[b] < cur || at <= cur)
+			continue;
+		above = q - at - pb->size[b];
+		if (above > w->slack[s] - waste)
 			continue;
 		sw_insert(w, pos, b, at);
-		if (sw_runs(w, pos, 1))
-			r = sw_node(w, s, cur, waste, left - 1, 1);
+		if (sw_runs(w, pos, !above))
+			r = sw_node(w, s, cur, waste + above, left - 1, 1);
 		sw_remove(w, pos);
 	}
 	w->order_n = mark;
