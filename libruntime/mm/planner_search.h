@@ -52,16 +52,18 @@ int sks_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
  * @pb: the instance
  * @target: arena to reach
  * @deadline: thread CPU time (ns) at which to give up
+ * @stall: give up, too, after this much CPU time (ns) without reaching a
+ *	new section, and at least as long as the deepest took; 0 for never
  * @off: out, the offsets when a plan is found
  * @nodes: in/out, nodes visited are added
  *
  * Places the buffers in order of their first section, each at its start
  * into the space free then (planner_sweep.c); complete for plans without
  * waste. Return: SKS_FOUND, SKS_INFEASIBLE (no plan the sweep covers fits
- * @target), SKS_TIMEOUT or SKS_NOMEM.
+ * @target), SKS_TIMEOUT (deadline or stall) or SKS_NOMEM.
  */
 int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
-	    uint64_t *off, uint64_t *nodes);
+	    uint64_t stall, uint64_t *off, uint64_t *nodes);
 
 /* CPU time of the calling thread, in ns. */
 uint64_t vnpu_plan_cpu_ns(void);

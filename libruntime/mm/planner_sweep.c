@@ -81,6 +81,9 @@ struct sw {
 	uint64_t *failed;		/* keys of section states without a plan */
 	uint64_t unit;			/* gcd of the sizes */
 	uint64_t nodes, deadline;
+	uint64_t start, gain;		/* CPU time at the start, at the last new section */
+	uint64_t stall;			/* least stall before giving up, 0: never */
+	uint32_t deepest;		/* deepest section reached */
 };
 
 struct sw_key {
@@ -413,6 +416,20 @@ static uint64_t sw_align_up(uint64_t v, uint64_t a)
  * @cur (all of [0, @cur) at s is decided), @waste left unused at s so far;
  * @fresh when the cursor is at the bottom of a free range.
  */
+/*
+ * Out of time, or stalled: no new section reached for as long as it took
+ * to reach the deepest one, and at least w->stall (the search tiles a
+ * perfect packing steadily or thrashes on an early choice).
+ */
+static int sw_stop(const struct sw *w)
+{
+	uint64_t now = vnpu_plan_cpu_ns(), took = w->gain - w->start;
+
+	if (now >= w->deadline)
+		return 1;
+	return w->stall && now - w->gain > (took > w->stall ? took : w->stall);
+}
+
 static int sw_node(struct sw *w, uint32_t s, uint64_t cur, uint64_t waste, uint32_t left,
 		   int fresh)
 {
@@ -423,7 +440,11 @@ static int sw_node(struct sw *w, uint32_t s, uint64_t cur, uint64_t waste, uint3
 	uint64_t q;
 	int r = R_NONE;
 
-	if (!(++w->nodes & 255) && vnpu_plan_cpu_ns() >= w->deadline)
+	if (s > w->deepest) {
+		w->deepest = s;
+		w->gain = vnpu_plan_cpu_ns();
+	}
+	if (!(++w->nodes & 255) && sw_stop(w))
 		return R_TIMEOUT;
 	if (!left)
 		return sw_next(w, s);
@@ -673,7 +694,7 @@ fail:
 }
 
 int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
-	    uint64_t *off, uint64_t *nodes)
+	    uint64_t stall, uint64_t *off, uint64_t *nodes)
 {
 	struct sw w;
 	int r, result = SKS_NOMEM;
@@ -686,6 +707,9 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	if (sw_init(&w, pb, target, off))
 		goto out;
 	w.deadline = deadline;
+	w.start = vnpu_plan_cpu_ns();
+	w.gain = w.start;
+	w.stall = stall;
 	/* The first section with buffers starting is section 0. */
 	r = sw_section(&w, 0);
 	if (r == R_FOUND)

@@ -667,7 +667,7 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 		sections_free(&x);
 		return 0;
 	}
-	r = sws_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
+	r = sws_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, 0, x.off,
 		    &nodes);
 	EXPECT_EQ(SKS_FOUND, r);
 	if (r == SKS_FOUND) {
@@ -711,8 +711,9 @@ TEST(sweep_honours_its_budget_and_bounds)
 {
 	/*
 	 * A deadline already past stops it within one check interval (256
-	 * nodes); a target below the live total at some time fails at once,
-	 * nothing visited. Neither touches the offsets.
+	 * nodes); so does a stall (1 ms without a new section) on a
+	 * guillotine packing it does not tile; a target below the live total
+	 * at some time fails at once, nothing visited, offsets untouched.
 	 */
 	size_t count = 0;
 	uint64_t opt = 0, nodes = 0;
@@ -721,12 +722,14 @@ TEST(sweep_honours_its_budget_and_bounds)
 
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_TIMEOUT, sws_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), x.off, &nodes));
+	EXPECT_EQ(SKS_TIMEOUT, sws_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
 	EXPECT_GE(256, nodes);
 	EXPECT_LT(0, nodes);
+	/* No deadline, but it stalls on an early choice and gives up. */
+	EXPECT_EQ(SKS_TIMEOUT, sws_run(&x.pb, x.lb, UINT64_MAX, 1000000, x.off, &nodes));
 	nodes = 0;
 	x.off[0] = 77;
-	EXPECT_EQ(SKS_INFEASIBLE, sws_run(&x.pb, x.lb - 1, UINT64_MAX, x.off, &nodes));
+	EXPECT_EQ(SKS_INFEASIBLE, sws_run(&x.pb, x.lb - 1, UINT64_MAX, 0, x.off, &nodes));
 	EXPECT_EQ(0, nodes);
 	EXPECT_EQ(77, x.off[0]);
 	sections_free(&x);
