@@ -68,6 +68,9 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 /* CPU time of the calling thread, in ns. */
 uint64_t vnpu_plan_cpu_ns(void);
 
+/* The splitmix64 finalizer: a 64-bit hash of @z. */
+uint64_t vnpu_plan_mix64(uint64_t z);
+
 /* Grows the array *@v of *@cap elements of @elem bytes to hold @need, doubling; -1 without memory. */
 int vnpu_plan_grow(void **v, size_t *cap, size_t need, size_t elem);
 

@@ -46,7 +46,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "planner_search.h"
 
@@ -90,13 +89,6 @@ struct sw_key {
 	uint64_t size, align;
 	uint32_t t0, t1, id, level;
 };
-
-static uint64_t sw_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static uint64_t sw_gcd(uint64_t a, uint64_t b)
 {
@@ -297,9 +289,10 @@ static int sw_runs(struct sw *w, size_t pos, int close)
 {
 	const struct sks_problem *pb = w->pb;
 	uint32_t b = w->live[pos], t = pb->t1[b];
+	uint32_t below = pos > 0 ? pb->t1[w->live[pos - 1]] : t;
 	size_t lim = close ? w->nlive : pos + 1;
 
-	if (pos > 0 && pb->t1[w->live[pos - 1]] < t && !sw_run(w, pos - 1, pb->t1[w->live[pos - 1]], lim))
+	if (below < t && !sw_run(w, pos - 1, below, lim))
 		return 0;
 	if (!sw_run(w, pos, t, lim))
 		return 0;
@@ -338,12 +331,12 @@ static int sw_section(struct sw *w, uint32_t s)
 {
 	const struct sks_problem *pb = w->pb;
 	uint32_t first = w->st_start[s], nt = w->ntop[s];
-	uint64_t top = w->nlive ? w->off[w->live[0]] : w->target, key = sw_mix(s + 1);
+	uint64_t top = w->nlive ? w->off[w->live[0]] : w->target, key = vnpu_plan_mix64(s + 1);
 	uint64_t *slot;
 	int r;
 
 	for (size_t i = 0; i < w->nlive; i++)
-		key += sw_mix(((uint64_t)w->live[i] << 40) ^ w->off[w->live[i]]);
+		key += vnpu_plan_mix64(((uint64_t)w->live[i] << 40) ^ w->off[w->live[i]]);
 	key |= 1;
 	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
 	if (*slot == key)
@@ -662,8 +655,8 @@ static int sw_init(struct sw *w, const struct sks_problem *pb, uint64_t target,
 	w->cand = malloc((2 * n + 1) * sizeof(*w->cand));
 	w->bits = malloc((SW_DP_MAX / 64 + 1) * sizeof(*w->bits));
 	w->failed = calloc(SW_FAILED, sizeof(*w->failed));
-	if (!w->slack || !w->st_start || !w->st || !w->rank || !w->ntop || !w->placed || !w->live || !w->gone ||
-	    !w->cand || !w->bits || !w->failed)
+	if (!w->slack || !w->st_start || !w->st || !w->rank || !w->ntop || !w->placed ||
+	    !w->live || !w->gone || !w->cand || !w->bits || !w->failed)
 		return -1;
 	for (uint32_t s = 0; s < ns; s++)
 		w->slack[s] = target - pb->sec_total[s];
