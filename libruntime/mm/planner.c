@@ -2061,11 +2061,12 @@ out:
 
 /*
  * The searches recurse once per placement (a few hundred bytes of stack
- * each): large instances plan on a thread whose stack holds that, so a
- * caller on a small thread stack is safe. The CPU-time budget is the
- * planning thread's either way.
+ * each; the time sweep also once per section, up to about 0.8 KiB a
+ * buffer): from 256 buffers on, plans are made on a thread whose stack
+ * holds that, so a caller on a small thread stack (256 KiB) is safe. The
+ * CPU-time budget is the planning thread's either way.
  */
-#define PLAN_THREAD_MIN 1024
+#define PLAN_THREAD_MIN 256
 #define PLAN_THREAD_STACK (64u << 20)
 
 struct compute_call {

@@ -774,16 +774,20 @@ TEST(large_plan_from_a_small_thread_stack)
 	pthread_t th;
 	uint64_t opt;
 
-	c.b = pgen_generate(PGEN_RANDOM, 6000, 7, &c.n, &opt);
-	ASSERT_NE(NULL, c.b);
-	ASSERT_EQ(0, pthread_attr_init(&attr));
-	ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 256 << 10));
-	ASSERT_EQ(0, pthread_create(&th, &attr, plan_on_small_stack, &c));
-	pthread_join(th, NULL);
-	pthread_attr_destroy(&attr);
-	EXPECT_EQ(VNPU_SUCCESS, c.status);
-	EXPECT_EQ(0, pgen_check(c.b, c.n, NULL));
-	free(c.b);
+	for (int k = 0; k < 2; k++) {
+		/* A ladder the time sweep tiles, a recursion to its full depth. */
+		c.b = k ? pgen_generate(PGEN_LADDER, 1000, 1, &c.n, &opt) :
+			  pgen_generate(PGEN_RANDOM, 6000, 7, &c.n, &opt);
+		ASSERT_NE(NULL, c.b);
+		ASSERT_EQ(0, pthread_attr_init(&attr));
+		ASSERT_EQ(0, pthread_attr_setstacksize(&attr, 256 << 10));
+		ASSERT_EQ(0, pthread_create(&th, &attr, plan_on_small_stack, &c));
+		pthread_join(th, NULL);
+		pthread_attr_destroy(&attr);
+		EXPECT_EQ(VNPU_SUCCESS, c.status);
+		EXPECT_EQ(0, pgen_check(c.b, c.n, NULL));
+		free(c.b);
+	}
 }
 
 TEST(verifier_catches_overlap_and_misalignment)
