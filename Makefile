@@ -367,8 +367,7 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
 		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_search.h \
-		selftests/host/planner_gen.c \
-		selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
+		selftests/host/planner_gen.c selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
