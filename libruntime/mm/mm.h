@@ -4,7 +4,8 @@
  *
  * mm/: memory management above the core. Owns the caching pools (pool.c
  * on the pure bookkeeping of pool_core.c), the static memory planner
- * (planner.c, its search planner_search.c) and the device-resident data caches (data_cache.c). It may
+ * (planner.c, its searches planner_search.c and planner_sweep.c) and the
+ * device-resident data caches (data_cache.c). It may
  * call the core (core/runtime.h, core/trace.h) and nothing above it; the
  * graph engine (graph/) calls it. See Documentation/architecture.rst.
  */

@@ -94,7 +94,7 @@ struct sks {
 	int noise;
 };
 
-static uint64_t sk_cpu_ns(void)
+uint64_t vnpu_plan_cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -102,13 +102,16 @@ static uint64_t sk_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t sk_rand(uint64_t *s)
+uint64_t vnpu_plan_mix64(uint64_t z)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static uint64_t sk_rand(uint64_t *s)
+{
+	return vnpu_plan_mix64(*s += 0x9e3779b97f4a7c15ull);
 }
 
 int vnpu_plan_grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -631,7 +634,7 @@ static int sk_node(struct sks *k, uint32_t lo, uint32_t hi)
 		return R_FOUND;
 	if (!k->fails_left)
 		return R_LIMIT;
-	if (!(++k->nodes & 1023) && sk_cpu_ns() > k->deadline)
+	if (!(++k->nodes & 1023) && vnpu_plan_cpu_ns() > k->deadline)
 		return R_TIMEOUT;
 	if (!sk_pick_corner(k, lo, hi, &corner))
 		return R_NONE;

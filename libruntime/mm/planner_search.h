@@ -2,7 +2,8 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * Private interface of the planner's skyline search (planner_search.c).
+ * Private interface of the planner's searches: the skyline search
+ * (planner_search.c) and the time sweep (planner_sweep.c).
  */
 #ifndef VNPU_PLANNER_SEARCH_H
 #define VNPU_PLANNER_SEARCH_H
@@ -45,6 +46,30 @@ enum { SKS_NOMEM = -3, SKS_TIMEOUT = -2, SKS_FOUND = 1, SKS_INFEASIBLE = 0 };
  */
 int sks_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	    uint64_t seed, uint64_t *off, uint64_t *nodes);
+
+/**
+ * sws_run() - look for a plan whose arena is at most @target by a time sweep
+ * @pb: the instance
+ * @target: arena to reach
+ * @deadline: thread CPU time (ns) at which to give up
+ * @stall: give up, too, after this much CPU time (ns) without reaching a
+ *	new section, and at least as long as the deepest took; 0 for never
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, nodes visited are added
+ *
+ * Places the buffers in order of their first section, each at its start
+ * into the space free then (planner_sweep.c); complete for plans without
+ * waste. Return: SKS_FOUND, SKS_INFEASIBLE (no plan the sweep covers fits
+ * @target), SKS_TIMEOUT (deadline or stall) or SKS_NOMEM.
+ */
+int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+	    uint64_t stall, uint64_t *off, uint64_t *nodes);
+
+/* CPU time of the calling thread, in ns. */
+uint64_t vnpu_plan_cpu_ns(void);
+
+/* The splitmix64 finalizer: a 64-bit hash of @z. */
+uint64_t vnpu_plan_mix64(uint64_t z);
 
 /* Grows the array *@v of *@cap elements of @elem bytes to hold @need, doubling; -1 without memory. */
 int vnpu_plan_grow(void **v, size_t *cap, size_t need, size_t elem);

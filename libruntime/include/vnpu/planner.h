@@ -49,8 +49,10 @@ struct vnpu_plan_buffer {
  *	their buffers largest first, each into the smallest gap that fits
  * @VNPU_PLAN_BEST: the skyline plan and, while cheap, both greedy plans;
  *	then, if the best is above the lower bound or the capacity, a search
- *	within the time limit (branch and bound over canonical plans for small
- *	instances, skyline and greedy plans of perturbed orders for large)
+ *	within the time limit (a time sweep, first when the target leaves no
+ *	slack; skyline search and branch and bound over canonical plans for
+ *	small instances, skyline and greedy plans of perturbed orders for
+ *	large)
  * @VNPU_PLAN_SKYLINE: buffers placed in non-decreasing offset order, each
  *	time the best-ranked buffer that fits on the lowest part of the
  *	skyline of the placed ones; O(n log^2 n) whatever the overlaps

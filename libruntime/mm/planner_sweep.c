@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Time-sweep search: a depth-first search for a plan within a target arena
+ * C that places the buffers in order of their first section.
+ *
+ * The distinct start sections are swept in order. At section s the buffers
+ * placed so far that are still live occupy fixed offset ranges; the rest of
+ * [0, C) is free. Every buffer starting at s must be placed at s, and as
+ * only buffers starting at or before s are placed, a range free at s is
+ * free over the whole lifetime of a buffer starting there: the placed
+ * buffers it could meet later are all live at s. The free ranges are
+ * filled lowest first, each from its bottom (the cursor): at the cursor
+ * goes a buffer starting at s, or the rest of the range is left unused;
+ * with slack, a fresh range may first take buffers at its top. Space left
+ * unused at s is waste; the slack of s is C minus the live total at s (of
+ * every buffer, placed or not), and the waste at s may not exceed it. On a
+ * perfect packing the slack is 0 everywhere, so each free range must be
+ * tiled exactly by the buffers starting at s, and the search is complete
+ * for such plans (every zero-waste plan is reached: its buffers by offset
+ * at each start section). With slack it covers the plans whose buffers
+ * rest on a buffer or on 0 at their start, or hang from one at the top of
+ * a free range (a subset of all plans).
+ *
+ * Symmetries: of identical buffers the first only is tried; two buffers of
+ * the same lifetime stacked directly swap, so one order only. Time
+ * boundaries no buffer crosses make blocks: the buffers living a whole
+ * block go on top of it at its start (any plan of the block moves them
+ * there by shifting the buffers above them down), and without them the
+ * block may split further. The state at the start of a section (the
+ * section and the placed buffers live there, with their offsets) decides
+ * everything after it, so a state once failed is not searched again.
+ *
+ * Pruning: a free range entered at s must be fillable by the buffers
+ * starting at s, within the slack left (a bitset subset sum in units of
+ * the sizes' greatest common divisor). After a placement, a run of placed
+ * buffers ending together at t, contiguous between two buffers live after
+ * t (or 0 and C), becomes free at t and only buffers starting at t can
+ * fill it (sw_run()); and for each of the next SW_AHEAD sections s' the
+ * placed buffer b lives in, the range between b and the highest placed
+ * buffer below it still live at s' must be fillable by buffers starting
+ * after s and live at s', within the slack of s' (above b too, when b
+ * closes its range). Candidates that end where the buffer below them ends
+ * are tried first (cut lines run through a packing), then larger ones.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner_search.h"
+
+enum { R_NOMEM = -3, R_TIMEOUT = -2, R_NONE = 0, R_FOUND = 1 };
+
+/* Sections looked ahead along a placed buffer. */
+#define SW_AHEAD 48
+/* Entries of the table of failed section states (a power of two). */
+#define SW_FAILED (1u << 18)
+/* Nesting depth of blocks whose spanning buffers go on top. */
+#define SW_LEVELS 64
+/* Largest range, in units of the sizes' gcd, checked by a subset sum. */
+#define SW_DP_MAX (1u << 16)
+
+struct sw {
+	const struct sks_problem *pb;
+	uint64_t target;
+	uint64_t *off;
+	uint64_t *slack;		/* target minus the live total, per section */
+	uint32_t *st_start, *st;	/* buffers by first section, largest first */
+	uint32_t *rank;			/* index of each buffer in st */
+	uint32_t *ntop;			/* buffers that go on top, per section */
+	uint8_t *placed;
+	uint32_t *live;			/* placed buffers live at the sweep, by offset */
+	size_t nlive;
+	uint32_t *gone;			/* buffers removed at section changes */
+	size_t gone_n;
+	uint32_t *cand;			/* scratch: look-ahead candidates */
+	uint32_t *order;		/* candidate lists of the open nodes */
+	size_t order_n, order_cap;
+	uint64_t *bits;			/* subset sum bitset */
+	uint64_t *failed;		/* keys of section states without a plan */
+	uint64_t unit;			/* gcd of the sizes */
+	uint64_t nodes, deadline;
+	uint64_t start, gain;		/* CPU time at the start, at the last new section */
+	uint64_t stall;			/* least stall before giving up, 0: never */
+	uint32_t deepest;		/* deepest section reached */
+};
+
+struct sw_key {
+	uint64_t size, align;
+	uint32_t t0, t1, id, level;
+};
+
+static uint64_t sw_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* 1 when a bit of [@from, @top] is set. */
+static int sw_any(const uint64_t *bits, uint64_t from, uint64_t top)
+{
+	for (uint64_t j = from / 64; j <= top / 64; j++) {
+		uint64_t v = bits[j];
+
+		if (j == from / 64)
+			v &= ~0ull << (from % 64);
+		if (j == top / 64 && top % 64 != 63)
+			v &= (2ull << (top % 64)) - 1;
+		if (v)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * 1 when a subset of the @k sizes of @ids sums to within [@len - @waste,
+ * @len] (or when that is too costly to decide), else 0.
+ */
+static int sw_fillable(struct sw *w, const uint32_t *ids, size_t k, uint64_t len,
+		       uint64_t waste)
+{
+	const uint64_t *size = w->pb->size;
+	uint64_t sum = 0, lo = len > waste ? len - waste : 0, top, from, words;
+
+	if (!lo)
+		return 1;
+	for (size_t i = 0; i < k; i++) {
+		if (size[ids[i]] > len)
+			continue;
+		if (size[ids[i]] >= lo)
+			return 1;
+		sum += size[ids[i]];
+	}
+	if (sum < lo)
+		return 0;
+	if (sum <= len)
+		return 1;
+	top = len / w->unit;
+	if (top >= SW_DP_MAX)
+		return 1;
+	from = (lo + w->unit - 1) / w->unit;
+	words = top / 64 + 1;
+	memset(w->bits, 0, words * sizeof(*w->bits));
+	w->bits[0] = 1;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t z = size[ids[i]], sh, ws, bs;
+
+		if (z > len)
+			continue;
+		sh = z / w->unit;
+		ws = sh / 64;
+		bs = sh % 64;
+		for (uint64_t j = words; j-- > ws;) {
+			uint64_t v = w->bits[j - ws] << bs;
+
+			if (bs && j > ws)
+				v |= w->bits[j - ws - 1] >> (64 - bs);
+			w->bits[j] |= v;
+		}
+		if (sw_any(w->bits, from, top))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Look-ahead after placing the buffer at live[@pos] at section @s: the
+ * range below it (and above it when @close) at each of the next sections it
+ * lives in must stay fillable. Returns 1 when it does.
+ */
+static int sw_ahead(struct sw *w, uint32_t s, size_t pos, int close)
+{
+	const struct sks_problem *pb = w->pb;
+	uint32_t b = w->live[pos], end = pb->t1[b];
+	uint64_t bot = w->off[b], top = bot + pb->size[b];
+	size_t k = 0, kc = 0;
+
+	if (end > s + 1 + SW_AHEAD)
+		end = s + 1 + SW_AHEAD;
+	/* The buffers starting at s not yet placed: candidates above b only. */
+	if (close)
+		for (uint32_t i = w->st_start[s]; i < w->st_start[s + 1]; i++)
+			if (!w->placed[w->st[i]])
+				w->cand[kc++] = w->st[i];
+	k = kc;
+	for (uint32_t t = s + 1; t < end; t++) {
+		uint64_t floor = 0, ceil = w->target;
+		size_t n = 0;
+
+		/* Drop the candidates ended at t, add those starting at t. */
+		for (size_t i = 0; i < k; i++)
+			if (pb->t1[w->cand[i]] > t)
+				w->cand[n++] = w->cand[i];
+		k = n;
+		for (uint32_t i = w->st_start[t]; i < w->st_start[t + 1]; i++)
+			w->cand[k++] = w->st[i];
+		for (size_t j = pos; j-- > 0;) {
+			uint32_t e = w->live[j];
+
+			if (pb->t1[e] > t) {
+				floor = w->off[e] + pb->size[e];
+				break;
+			}
+		}
+		if (bot > floor && bot - floor > w->slack[t]) {
+			/* Below b only buffers starting after s can go. */
+			n = 0;
+			for (size_t i = 0; i < k; i++)
+				if (pb->t0[w->cand[i]] > s)
+					w->cand[k + n++] = w->cand[i];
+			if (!sw_fillable(w, w->cand + k, n, bot - floor, w->slack[t]))
+				return 0;
+		}
+		if (!close)
+			continue;
+		for (size_t j = pos + 1; j < w->nlive; j++) {
+			uint32_t e = w->live[j];
+
+			if (pb->t1[e] > t) {
+				ceil = w->off[e];
+				break;
+			}
+		}
+		if (ceil > top && ceil - top > w->slack[t] &&
+		    !sw_fillable(w, w->cand, k, ceil - top, w->slack[t]))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The run of buffers ending at @t through live[@pos] (contiguous in memory,
+ * between two buffers live at @t, or 0 and the target) becomes free at @t
+ * and only buffers starting at @t can fill it: 1 when they can, or when the
+ * run is not known yet (open above @lim, or next to space whose content at
+ * @t is not known).
+ */
+static int sw_run(struct sw *w, size_t pos, uint32_t t, size_t lim)
+{
+	const struct sks_problem *pb = w->pb;
+	uint64_t lo, hi;
+	size_t i = pos, j = pos, k = 0;
+
+	if (t >= pb->nsec)
+		return 1;
+	/* Down to a buffer live at t, or 0. */
+	while (i > 0 && pb->t1[w->live[i - 1]] == t &&
+	       w->off[w->live[i - 1]] + pb->size[w->live[i - 1]] == w->off[w->live[i]])
+		i--;
+	lo = w->off[w->live[i]];
+	if (i > 0) {
+		uint32_t e = w->live[i - 1];
+
+		if (pb->t1[e] < t || w->off[e] + pb->size[e] != lo)
+			return 1;
+	} else if (lo) {
+		return 1;
+	}
+	/* Up to a buffer live at t, or the target. */
+	while (j + 1 < lim && pb->t1[w->live[j + 1]] == t &&
+	       w->off[w->live[j]] + pb->size[w->live[j]] == w->off[w->live[j + 1]])
+		j++;
+	hi = w->off[w->live[j]] + pb->size[w->live[j]];
+	if (j + 1 < lim) {
+		uint32_t e = w->live[j + 1];
+
+		if (pb->t1[e] < t || w->off[e] != hi)
+			return 1;
+	} else if (j + 1 < w->nlive || hi != w->target) {
+		return 1;
+	}
+	if (hi - lo <= w->slack[t])
+		return 1;
+	for (uint32_t x = w->st_start[t]; x < w->st_start[t + 1]; x++)
+		w->cand[k++] = w->st[x];
+	return sw_fillable(w, w->cand, k, hi - lo, w->slack[t]);
+}
+
+/*
+ * After live[@pos] was placed: the runs it ends or belongs to must stay
+ * fillable at their end (sw_run()). @close when it closes its free range.
+ */
+static int sw_runs(struct sw *w, size_t pos, int close)
+{
+	const struct sks_problem *pb = w->pb;
+	uint32_t b = w->live[pos], t = pb->t1[b];
+	uint32_t below = pos > 0 ? pb->t1[w->live[pos - 1]] : t;
+	size_t lim = close ? w->nlive : pos + 1;
+
+	if (below < t && !sw_run(w, pos - 1, below, lim))
+		return 0;
+	if (!sw_run(w, pos, t, lim))
+		return 0;
+	if (close && pos + 1 < w->nlive && pb->t1[w->live[pos + 1]] < t &&
+	    !sw_run(w, pos + 1, pb->t1[w->live[pos + 1]], lim))
+		return 0;
+	return 1;
+}
+
+static void sw_insert(struct sw *w, size_t pos, uint32_t b, uint64_t at)
+{
+	memmove(w->live + pos + 1, w->live + pos, (w->nlive - pos) * sizeof(*w->live));
+	w->live[pos] = b;
+	w->nlive++;
+	w->off[b] = at;
+	w->placed[b] = 1;
+}
+
+static void sw_remove(struct sw *w, size_t pos)
+{
+	w->placed[w->live[pos]] = 0;
+	w->nlive--;
+	memmove(w->live + pos, w->live + pos + 1, (w->nlive - pos) * sizeof(*w->live));
+}
+
+static int sw_node(struct sw *w, uint32_t s, uint64_t cur, uint64_t waste, uint32_t left,
+		   int fresh);
+
+/*
+ * Start of section @s: the buffers going on top first, then the search.
+ * What follows depends only on @s and the placed buffers live at s, so a
+ * state once failed is not searched again (a table of 64-bit keys; a
+ * collision can only cost a plan, never give a wrong one).
+ */
+static int sw_section(struct sw *w, uint32_t s)
+{
+	const struct sks_problem *pb = w->pb;
+	uint32_t first = w->st_start[s], nt = w->ntop[s];
+	uint64_t top = w->nlive ? w->off[w->live[0]] : w->target, key = vnpu_plan_mix64(s + 1);
+	uint64_t *slot;
+	int r;
+
+	for (size_t i = 0; i < w->nlive; i++)
+		key += vnpu_plan_mix64(((uint64_t)w->live[i] << 40) ^ w->off[w->live[i]]);
+	key |= 1;
+	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
+	if (*slot == key)
+		return R_NONE;
+
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t b = w->st[first + i];
+
+		if (pb->size[b] > top || (top - pb->size[b]) % pb->align[b]) {
+			nt = i;
+			r = R_NONE;
+			goto undo;
+		}
+		top -= pb->size[b];
+		sw_insert(w, 0, b, top);
+	}
+	r = sw_node(w, s, 0, 0, w->st_start[s + 1] - first - nt, 1);
+undo:
+	for (uint32_t i = 0; i < nt; i++)
+		sw_remove(w, 0);
+	if (r == R_NONE)
+		*slot = key;
+	return r;
+}
+
+/* Section @s is filled: on to the next section where buffers start. */
+static int sw_next(struct sw *w, uint32_t s)
+{
+	const struct sks_problem *pb = w->pb;
+	size_t mark = w->gone_n, n = 0, g, i, j;
+	int r;
+
+	do
+		s++;
+	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
+	if (s >= pb->nsec)
+		return R_FOUND;
+	for (i = 0; i < w->nlive; i++) {
+		uint32_t e = w->live[i];
+
+		if (pb->t1[e] <= s)
+			w->gone[w->gone_n++] = e;
+		else
+			w->live[n++] = e;
+	}
+	w->nlive = n;
+	r = sw_section(w, s);
+	/* Merge the removed buffers back by offset. */
+	g = w->gone_n - mark;
+	i = n;
+	j = g;
+	w->nlive = n + g;
+	for (size_t o = n + g; o-- > 0;) {
+		if (j && (!i || w->off[w->gone[mark + j - 1]] > w->off[w->live[i - 1]]))
+			w->live[o] = w->gone[mark + --j];
+		else
+			w->live[o] = w->live[--i];
+	}
+	w->gone_n = mark;
+	return r;
+}
+
+static uint64_t sw_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/*
+ * At section @s, @left buffers starting at s still to place, the cursor at
+ * @cur (all of [0, @cur) at s is decided), @waste left unused at s so far;
+ * @fresh when the cursor is at the bottom of a free range.
+ */
+/*
+ * Out of time, or stalled: no new section reached for as long as it took
+ * to reach the deepest one, and at least w->stall (the search tiles a
+ * perfect packing steadily or thrashes on an early choice).
+ */
+static int sw_stop(const struct sw *w)
+{
+	uint64_t now = vnpu_plan_cpu_ns(), took = w->gain - w->start;
+
+	if (now >= w->deadline)
+		return 1;
+	return w->stall && now - w->gain > (took > w->stall ? took : w->stall);
+}
+
+static int sw_node(struct sw *w, uint32_t s, uint64_t cur, uint64_t waste, uint32_t left,
+		   int fresh)
+{
+	const struct sks_problem *pb = w->pb;
+	uint32_t first = w->st_start[s], last = w->st_start[s + 1];
+	uint32_t below_end = UINT32_MAX, below_rank = 0;
+	size_t pos, lo = 0, hi = w->nlive, mark = w->order_n, k = 0;
+	uint64_t q;
+	int r = R_NONE;
+
+	if (s > w->deepest) {
+		w->deepest = s;
+		w->gain = vnpu_plan_cpu_ns();
+	}
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return R_TIMEOUT;
+	if (!left)
+		return sw_next(w, s);
+again:
+	/* The free range at or above the cursor: [cur, q). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->off[w->live[mid]] < cur)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pos = lo;
+	while (pos < w->nlive && w->off[w->live[pos]] == cur) {
+		cur += pb->size[w->live[pos]];
+		pos++;
+		fresh = 1;
+	}
+	if (cur >= w->target)
+		return R_NONE;
+	q = pos < w->nlive ? w->off[w->live[pos]] : w->target;
+	if (pos && w->off[w->live[pos - 1]] + pb->size[w->live[pos - 1]] == cur) {
+		uint32_t a = w->live[pos - 1];
+
+		below_end = pb->t1[a];
+		/* Same lifetime on top of each other: they swap, one order is enough. */
+		if (pb->t0[a] == s)
+			below_rank = w->rank[a] + 1;
+	}
+
+	/* The candidates: one per class of identical buffers, best first. */
+	if (vnpu_plan_grow((void **)&w->order, &w->order_cap, mark + left, sizeof(*w->order)))
+		return R_NOMEM;
+	for (uint32_t i = first; i < last; i++) {
+		uint32_t b = w->st[i];
+
+		if (!w->placed[b] && pb->size[b] <= q - cur)
+			w->order[mark + k++] = b;
+	}
+	if (fresh && !sw_fillable(w, w->order + mark, k, q - cur, w->slack[s] - waste))
+		return R_NONE;
+	{
+		size_t n = 0;
+
+		for (size_t i = 0; i < k; i++) {
+			uint32_t b = w->order[mark + i], a = n ? w->order[mark + n - 1] : 0;
+
+			if (n && pb->size[a] == pb->size[b] && pb->t1[a] == pb->t1[b] &&
+			    pb->align[a] == pb->align[b])
+				continue;
+			w->order[mark + n++] = b;
+		}
+		k = n;
+	}
+	/* Those ending with the buffer below them first (stable). */
+	if (below_end != UINT32_MAX) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < k; i++) {
+			uint32_t b = w->order[mark + i];
+
+			if (pb->t1[b] == below_end) {
+				memmove(w->order + mark + n + 1, w->order + mark + n,
+					(i - n) * sizeof(*w->order));
+				w->order[mark + n++] = b;
+			}
+		}
+	}
+	w->order_n = mark + k;
+	for (size_t i = 0; i < k && r == R_NONE; i++) {
+		uint32_t b = w->order[mark + i];
+		uint64_t at = sw_align_up(cur, pb->align[b]);
+
+		if (at + pb->size[b] > q || at - cur > w->slack[s] - waste)
+			continue;
+		if (at == cur && pb->t1[b] == below_end && w->rank[b] < below_rank)
+			continue;
+		sw_insert(w, pos, b, at);
+		if (sw_runs(w, pos, at + pb->size[b] == q) &&
+		    sw_ahead(w, s, pos, at + pb->size[b] == q))
+			r = sw_node(w, s, at + pb->size[b], waste + (at - cur), left - 1, 0);
+		sw_remove(w, pos);
+	}
+	/*
+	 * With slack left, on a fresh range: a buffer at its top, the space
+	 * below it still to fill (before any buffer at its bottom).
+	 */
+	for (size_t i = 0; fresh && i < k && r == R_NONE && waste < w->slack[s]; i++) {
+		uint32_t b = w->order[mark + i];
+		uint64_t at = (q - pb->size[b]) & ~(pb->align[b] - 1), above;
+
+		if (q - pb->size[b] < cur || at <= cur)
+			continue;
+		above = q - at - pb->size[b];
+		if (above > w->slack[s] - waste)
+			continue;
+		sw_insert(w, pos, b, at);
+		if (sw_runs(w, pos, !above))
+			r = sw_node(w, s, cur, waste + above, left - 1, 1);
+		sw_remove(w, pos);
+	}
+	w->order_n = mark;
+	if (r != R_NONE)
+		return r;
+	/* Nothing more in this range: it is waste, within the slack. */
+	if (q - cur > w->slack[s] - waste)
+		return R_NONE;
+	waste += q - cur;
+	cur = q;
+	fresh = 1;
+	lo = pos;
+	hi = w->nlive;
+	goto again;
+}
+
+/*
+ * Blocks: between two section boundaries no buffer crosses, the buffers
+ * living the whole block can go on top of it (any plan of the block moves
+ * them there by shifting the buffers above them down). Without them,
+ * the block may split into smaller blocks, and so on (up to SW_LEVELS
+ * deep). Sets keys[i].level: 0, or the depth of the block i spans; at a
+ * block's start the sweep stacks them at the top of the free space, outer
+ * blocks first.
+ */
+static int sw_levels(struct sw *w, struct sw_key *keys)
+{
+	const struct sks_problem *pb = w->pb;
+	uint32_t ns = pb->nsec, *cross = calloc(ns + 2, sizeof(*cross));
+	int more = 1;
+
+	if (!cross)
+		return -1;
+	for (size_t i = 0; i < pb->n; i++)
+		keys[i].level = 0;
+	for (uint32_t lv = 1; more && lv <= SW_LEVELS; lv++) {
+		more = 0;
+		memset(cross, 0, (ns + 2) * sizeof(*cross));
+		for (size_t i = 0; i < pb->n; i++) {
+			if (keys[i].level)
+				continue;
+			cross[pb->t0[i] + 1]++;
+			cross[pb->t1[i]]--;
+		}
+		for (uint32_t j = 1; j <= ns; j++)
+			cross[j] += cross[j - 1];
+		/* cross[j]: buffers crossing the boundary before section j */
+		for (size_t i = 0; i < pb->n; i++) {
+			if (keys[i].level || cross[pb->t0[i]] || cross[pb->t1[i]])
+				continue;
+			keys[i].level = lv;
+			more = 1;
+		}
+	}
+	free(cross);
+	return 0;
+}
+
+static void sw_free(struct sw *w)
+{
+	free(w->slack);
+	free(w->st_start);
+	free(w->st);
+	free(w->rank);
+	free(w->ntop);
+	free(w->placed);
+	free(w->live);
+	free(w->gone);
+	free(w->cand);
+	free(w->order);
+	free(w->bits);
+	free(w->failed);
+}
+
+/*
+ * Buffers by first section, then those that go on top (outer blocks first),
+ * then largest, longest, alignment, index.
+ */
+static int sw_cmp(const void *pa, const void *pb)
+{
+	const struct sw_key *a = pa, *b = pb;
+
+	if (a->t0 != b->t0)
+		return a->t0 < b->t0 ? -1 : 1;
+	if (a->level != b->level)
+		return a->level - 1u < b->level - 1u ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	if (a->t1 != b->t1)
+		return a->t1 > b->t1 ? -1 : 1;
+	if (a->align != b->align)
+		return a->align < b->align ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int sw_init(struct sw *w, const struct sks_problem *pb, uint64_t target,
+		   uint64_t *off)
+{
+	size_t n = pb->n;
+	uint32_t ns = pb->nsec;
+	struct sw_key *keys;
+
+	memset(w, 0, sizeof(*w));
+	w->pb = pb;
+	w->target = target;
+	w->off = off;
+	w->slack = malloc((ns + 1) * sizeof(*w->slack));
+	w->st_start = calloc(ns + 2, sizeof(*w->st_start));
+	w->st = malloc((n + 1) * sizeof(*w->st));
+	w->rank = malloc((n + 1) * sizeof(*w->rank));
+	w->ntop = calloc(ns + 1, sizeof(*w->ntop));
+	w->placed = calloc(n + 1, 1);
+	w->live = malloc((n + 1) * sizeof(*w->live));
+	w->gone = malloc((n + 1) * sizeof(*w->gone));
+	w->cand = malloc((2 * n + 1) * sizeof(*w->cand));
+	w->bits = malloc((SW_DP_MAX / 64 + 1) * sizeof(*w->bits));
+	w->failed = calloc(SW_FAILED, sizeof(*w->failed));
+	if (!w->slack || !w->st_start || !w->st || !w->rank || !w->ntop || !w->placed ||
+	    !w->live || !w->gone || !w->cand || !w->bits || !w->failed)
+		return -1;
+	for (uint32_t s = 0; s < ns; s++)
+		w->slack[s] = target - pb->sec_total[s];
+	w->slack[ns] = target;
+	keys = malloc((n + 1) * sizeof(*keys));
+	if (!keys || sw_levels(w, keys))
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = (struct sw_key){ pb->size[i], pb->align[i], pb->t0[i], pb->t1[i],
+					   (uint32_t)i, keys[i].level };
+		if (keys[i].level)
+			w->ntop[pb->t0[i]]++;
+		w->st_start[pb->t0[i] + 1]++;
+		w->unit = sw_gcd(w->unit, pb->size[i]);
+	}
+	for (uint32_t s = 0; s <= ns; s++)
+		w->st_start[s + 1] += w->st_start[s];
+	qsort(keys, n, sizeof(*keys), sw_cmp);
+	for (size_t i = 0; i < n; i++) {
+		w->st[i] = keys[i].id;
+		w->rank[keys[i].id] = (uint32_t)i;
+	}
+	free(keys);
+	return 0;
+fail:
+	free(keys);
+	return -1;
+}
+
+int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+	    uint64_t stall, uint64_t *off, uint64_t *nodes)
+{
+	struct sw w;
+	int r, result = SKS_NOMEM;
+
+	for (uint32_t s = 0; s < pb->nsec; s++)
+		if (pb->sec_total[s] > target)
+			return SKS_INFEASIBLE;
+	if (!pb->n)
+		return SKS_FOUND;
+	if (sw_init(&w, pb, target, off))
+		goto out;
+	w.deadline = deadline;
+	w.start = vnpu_plan_cpu_ns();
+	w.gain = w.start;
+	w.stall = stall;
+	/* The first section with buffers starting is section 0. */
+	r = sw_section(&w, 0);
+	if (r == R_FOUND)
+		result = SKS_FOUND;
+	else if (r == R_NONE)
+		result = SKS_INFEASIBLE;
+	else if (r == R_TIMEOUT)
+		result = SKS_TIMEOUT;
+out:
+	*nodes += w.nodes;
+	sw_free(&w);
+	return result;
+}
