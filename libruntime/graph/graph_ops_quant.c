@@ -14,7 +14,7 @@
  *                     into uint8
  *   DequantizeLinear  y = (x - zero_point) * scale
  *                     T_SUB into an fp32 scratch (exact), T_MUL rounded once
- *                     to the scale's type; without a zero point one T_MUL
+ *                     to the scale's type; without a zero point, or with one of zeros, one T_MUL
  *
  * scale and zero_point are per tensor (one element) or, from operator set
  * 13, per axis (a vector along ``axis``), read with stride 0 elsewhere.
@@ -147,6 +147,20 @@ static int op_quantize_linear(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
+/* Whether tensor @id is a constant whose bytes are all zero. */
+static int all_zero(struct gbuild *b, int id)
+{
+	const uint8_t *v = gop_const_data(b, id);
+	uint64_t bytes = (uint64_t)b->tensors[id].count * gb_dtype_size(b->tensors[id].dtype);
+
+	if (!v)
+		return 0;
+	for (uint64_t i = 0; i < bytes; i++)
+		if (v[i])
+			return 0;
+	return 1;
+}
+
 static int op_dequantize_linear(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
@@ -172,7 +186,8 @@ static int op_dequantize_linear(struct gbuild *b, struct gnode *n)
 		status = qout(b, n, gop_in(b, n, 1)->dtype);
 	if (status != VNPU_SUCCESS)
 		return status;
-	if (!z)
+	/* A zero point of zeros (symmetric weights) subtracts nothing. */
+	if (!z || all_zero(b, n->in[2]))
 		return qstep(b, n, VNPU_OP_T_MUL, n->in[0], n->in[1], st, n->out[0]);
 	status = qscratch(b, n, VNPU_DTYPE_FLOAT, &t);
 	if (status == VNPU_SUCCESS)
