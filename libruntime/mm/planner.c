@@ -1832,16 +1832,18 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 }
 
 /*
- * One run of the skyline search (planner_search.c) for a plan within
- * @target, kept in @best if found. Returns 1 found, 0 not found in time
- * or infeasible, -1 out of memory.
+ * The skyline search (@sweep 0, with @seed) or the time sweep (@sweep 1)
+ * for a plan within @target: 1 and @best updated when found, 0 if not,
+ * -1 without memory.
  */
-static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
-		      uint64_t seed, uint64_t *off, struct best *best, uint64_t *nodes)
+static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
+		      uint64_t seed, int sweep, uint64_t *off, struct best *best,
+		      uint64_t *nodes)
 {
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
-	int r = sks_run(&pb, target, deadline, seed, off, nodes);
+	int r = sweep ? sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
+		sks_run(&pb, target, deadline, seed, off, nodes);
 
 	if (r == SKS_NOMEM)
 		return -1;
@@ -1851,20 +1853,22 @@ static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
 	return 1;
 }
 
+/*
+ * One run of the skyline search (planner_search.c) for a plan within
+ * @target, kept in @best if found. Returns 1 found, 0 not found in time
+ * or infeasible, -1 out of memory.
+ */
+static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
+		      uint64_t seed, uint64_t *off, struct best *best, uint64_t *nodes)
+{
+	return search_run(p, target, deadline, seed, 0, off, best, nodes);
+}
+
 /* The time sweep (planner_sweep.c), as sky_search(). */
 static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t *off,
 		 struct best *best, uint64_t *nodes)
 {
-	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
-				  p->sec_total };
-	int r = sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes);
-
-	if (r == SKS_NOMEM)
-		return -1;
-	if (r != SKS_FOUND)
-		return 0;
-	keep(best, off, plan_arena(p, off), p->n);
-	return 1;
+	return search_run(p, target, deadline, 0, 1, off, best, nodes);
 }
 
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,

@@ -49,8 +49,6 @@
 
 #include "planner_search.h"
 
-enum { R_NOMEM = -3, R_TIMEOUT = -2, R_NONE = 0, R_FOUND = 1 };
-
 /* Sections looked ahead along a placed buffer. */
 #define SW_AHEAD 48
 /* Entries of the table of failed section states (a power of two). */
@@ -340,14 +338,14 @@ static int sw_section(struct sw *w, uint32_t s)
 	key |= 1;
 	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
 	if (*slot == key)
-		return R_NONE;
+		return SKS_INFEASIBLE;
 
 	for (uint32_t i = 0; i < nt; i++) {
 		uint32_t b = w->st[first + i];
 
 		if (pb->size[b] > top || (top - pb->size[b]) % pb->align[b]) {
 			nt = i;
-			r = R_NONE;
+			r = SKS_INFEASIBLE;
 			goto undo;
 		}
 		top -= pb->size[b];
@@ -357,7 +355,7 @@ static int sw_section(struct sw *w, uint32_t s)
 undo:
 	for (uint32_t i = 0; i < nt; i++)
 		sw_remove(w, 0);
-	if (r == R_NONE)
+	if (r == SKS_INFEASIBLE)
 		*slot = key;
 	return r;
 }
@@ -373,7 +371,7 @@ static int sw_next(struct sw *w, uint32_t s)
 		s++;
 	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
 	if (s >= pb->nsec)
-		return R_FOUND;
+		return SKS_FOUND;
 	for (i = 0; i < w->nlive; i++) {
 		uint32_t e = w->live[i];
 
@@ -431,14 +429,14 @@ static int sw_node(struct sw *w, uint32_t s, uint64_t cur, uint64_t waste, uint3
 	uint32_t below_end = UINT32_MAX, below_rank = 0;
 	size_t pos, lo = 0, hi = w->nlive, mark = w->order_n, k = 0;
 	uint64_t q;
-	int r = R_NONE;
+	int r = SKS_INFEASIBLE;
 
 	if (s > w->deepest) {
 		w->deepest = s;
 		w->gain = vnpu_plan_cpu_ns();
 	}
 	if (!(++w->nodes & 255) && sw_stop(w))
-		return R_TIMEOUT;
+		return SKS_TIMEOUT;
 	if (!left)
 		return sw_next(w, s);
 again:
@@ -458,7 +456,7 @@ again:
 		fresh = 1;
 	}
 	if (cur >= w->target)
-		return R_NONE;
+		return SKS_INFEASIBLE;
 	q = pos < w->nlive ? w->off[w->live[pos]] : w->target;
 	if (pos && w->off[w->live[pos - 1]] + pb->size[w->live[pos - 1]] == cur) {
 		uint32_t a = w->live[pos - 1];
@@ -471,7 +469,7 @@ again:
 
 	/* The candidates: one per class of identical buffers, best first. */
 	if (vnpu_plan_grow((void **)&w->order, &w->order_cap, mark + left, sizeof(*w->order)))
-		return R_NOMEM;
+		return SKS_NOMEM;
 	for (uint32_t i = first; i < last; i++) {
 		uint32_t b = w->st[i];
 
@@ -479,7 +477,7 @@ again:
 			w->order[mark + k++] = b;
 	}
 	if (fresh && !sw_fillable(w, w->order + mark, k, q - cur, w->slack[s] - waste))
-		return R_NONE;
+		return SKS_INFEASIBLE;
 	{
 		size_t n = 0;
 
@@ -508,7 +506,7 @@ again:
 		}
 	}
 	w->order_n = mark + k;
-	for (size_t i = 0; i < k && r == R_NONE; i++) {
+	for (size_t i = 0; i < k && r == SKS_INFEASIBLE; i++) {
 		uint32_t b = w->order[mark + i];
 		uint64_t at = sw_align_up(cur, pb->align[b]);
 
@@ -526,7 +524,7 @@ again:
 	 * With slack left, on a fresh range: a buffer at its top, the space
 	 * below it still to fill (before any buffer at its bottom).
 	 */
-	for (size_t i = 0; fresh && i < k && r == R_NONE && waste < w->slack[s]; i++) {
+	for (size_t i = 0; fresh && i < k && r == SKS_INFEASIBLE && waste < w->slack[s]; i++) {
 		uint32_t b = w->order[mark + i];
 		uint64_t at = (q - pb->size[b]) & ~(pb->align[b] - 1), above;
 
@@ -541,11 +539,11 @@ again:
 		sw_remove(w, pos);
 	}
 	w->order_n = mark;
-	if (r != R_NONE)
+	if (r != SKS_INFEASIBLE)
 		return r;
 	/* Nothing more in this range: it is waste, within the slack. */
 	if (q - cur > w->slack[s] - waste)
-		return R_NONE;
+		return SKS_INFEASIBLE;
 	waste += q - cur;
 	cur = q;
 	fresh = 1;
@@ -690,7 +688,7 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	    uint64_t stall, uint64_t *off, uint64_t *nodes)
 {
 	struct sw w;
-	int r, result = SKS_NOMEM;
+	int result = SKS_NOMEM;
 
 	for (uint32_t s = 0; s < pb->nsec; s++)
 		if (pb->sec_total[s] > target)
@@ -704,13 +702,7 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	w.gain = w.start;
 	w.stall = stall;
 	/* The first section with buffers starting is section 0. */
-	r = sw_section(&w, 0);
-	if (r == R_FOUND)
-		result = SKS_FOUND;
-	else if (r == R_NONE)
-		result = SKS_INFEASIBLE;
-	else if (r == R_TIMEOUT)
-		result = SKS_TIMEOUT;
+	result = sw_section(&w, 0);
 out:
 	*nodes += w.nodes;
 	sw_free(&w);
