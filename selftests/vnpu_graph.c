@@ -228,6 +228,12 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'eyelike_rank' (EyeLike)", "input 'x3' of rank 3, 2 expected" } },
 		{ "dynquant_type", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'dynquant_type' (DynamicQuantizeLinear)", "input 'h16' of element type 10 (float is)" } },
+		{ "einsum_size", VNPU_ERROR_INVALID_MODEL,
+		  { "'einsum_size' (Einsum)", "'j' is 4 and 3" } },
+		{ "einsum_output", VNPU_ERROR_INVALID_MODEL,
+		  { "'einsum_output' (Einsum)", "output letter 0 is not an input letter" } },
+		{ "einsum_ellipsis", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'einsum_ellipsis' (Einsum)", "ellipses not supported" } },
 		{ "matmulinteger_inner", VNPU_ERROR_INVALID_MODEL,
 		  { "'matmulinteger_inner' (MatMulInteger)", "inner dimensions 3 and 4 differ" } },
 		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
@@ -588,6 +594,21 @@ TEST_F(graph, integer_model_matches_numpy)
 TEST_F(graph, integer_product_of_1024_terms_is_exact)
 {
 	run_model(_metadata, self, "int_large_k", 1);
+}
+
+/* Einsum: products, sums, transposes and diagonals against numpy's einsum. */
+TEST_F(graph, einsum_equations_match_numpy)
+{
+	static const char *const models[] = {
+		"einsum_batch_matmul", "einsum_implicit", "einsum_inner", "einsum_outer",
+		"einsum_transpose", "einsum_diagonal", "einsum_trace", "einsum_sum",
+		"einsum_attention",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
 }
 
 TEST_HARNESS_MAIN

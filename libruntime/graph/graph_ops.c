@@ -1896,7 +1896,7 @@ int graph_map_node(struct gbuild *b, struct gnode *n)
 {
 	static const struct gop_map *const tables[] = { core_ops, gop_data_ops, gop_math_ops,
 								gop_rnn_ops, gop_quant_ops, gop_loss_ops,
-								gop_logic_ops };
+								gop_logic_ops, gop_einsum_ops };
 	int folded, status;
 
 	status = graph_fold_node(b, n, &folded);

@@ -138,6 +138,8 @@ extern const struct gop_map gop_loss_ops[];
 extern const struct gop_map gop_quant_ops[];
 /* graph_ops_logic.c: And, Or, Xor, Not, the comparisons, IsNaN, IsInf, Where. */
 extern const struct gop_map gop_logic_ops[];
+/* graph_ops_einsum.c: Einsum of one or two operands. */
+extern const struct gop_map gop_einsum_ops[];
 
 /* Shape arithmetic folded at load (graph_fold.c): 1 when @n was folded. */
 int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded);

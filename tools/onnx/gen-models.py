@@ -233,6 +233,36 @@ def int_large_k(out, rng):
     write_set(out, "int_large_k", [("q", q)], [("y", y.astype(np.int32))], w)
 
 
+EINSUMS = [
+    # name, equation, shape of the input x, shape of the weight w (or None)
+    ("einsum_batch_matmul", "bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+    ("einsum_implicit", "ij,jk", (3, 4), (4, 5)),
+    ("einsum_inner", "i,i->", (7,), (7,)),
+    ("einsum_outer", "i,j->ij", (3,), (4,)),
+    ("einsum_transpose", "ijk->kji", (2, 3, 4), None),
+    ("einsum_diagonal", "ii->i", (5, 5), None),
+    ("einsum_trace", "ii", (5, 5), None),
+    ("einsum_sum", "ij->j", (3, 6), None),
+    ("einsum_attention", "bhqd,bhkd->bhqk", (2, 2, 3, 4), (2, 2, 5, 4)),
+]
+
+
+def einsums(out, rng):
+    """One model per equation: x the input, w (when two operands) a weight."""
+    for name, eq, xs, ws in EINSUMS:
+        w = {} if ws is None else {"w": rng.standard_normal(ws).astype(np.float32)}
+        x = rng.standard_normal(xs).astype(np.float32)
+        y = np.einsum(eq, x, *w.values()).astype(np.float32)
+        g = helper.make_graph([helper.make_node("Einsum", ["x"] + list(w), ["y"], name="einsum",
+                                                equation=eq)], name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             list(y.shape))],
+                              [numpy_helper.from_array(a, n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], w)
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -372,6 +402,10 @@ def bad_operators(d, x):
     # The integer products: operands that fit, one zero point and one scale
     # per tensor, no QLinearConv bias.
     u8 = lambda *s: np.ones(s, np.uint8)
+    one("einsum_size", "Einsum", ["x", "e"], {"e": np.ones((3, 2), np.float32)},
+        equation="ij,jk->ik")
+    one("einsum_output", "Einsum", ["x"], {}, equation="ij->k")
+    one("einsum_ellipsis", "Einsum", ["x"], {}, equation="...j->j")
     one("matmulinteger_inner", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 3), "qb": u8(4, 2)})
     one("convinteger_zero", "ConvInteger", ["qx", "qw", "qz"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
@@ -403,6 +437,7 @@ def main():
     dynamic_axes(out)
     int_io(out, rng)
     int_large_k(out, rng)
+    einsums(out, rng)
     bad(out)
 
 
