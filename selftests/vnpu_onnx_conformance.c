@@ -26,6 +26,7 @@
 #include "kselftest.h"
 #include "../tools/run/tensor_compare.h"
 #include "vnpu.h"
+#include "vnpu_rt_memory.h"
 
 #define NODE_TESTS "/usr/share/libonnx-testdata/data/node"
 #define MAX_IO 16
@@ -186,7 +187,7 @@ int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : NODE_TESTS;
 	const char *filter = argc > 2 ? argv[2] : NULL;
-	struct vnpu_mem_info before, after;
+	uint64_t baseline, now;
 	struct vnpu_context ctx;
 	struct vnpu_stream s;
 	struct dirent *de;
@@ -220,7 +221,7 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("vnpu_init: %s\n", vnpu_status_name(status));
 	if (vnpu_ctx_create(0, 0, &ctx) || vnpu_stream_create(ctx, VNPU_PRIORITY_NORMAL, 0, &s))
 		ksft_exit_fail_msg("context or stream: %s\n", vnpu_status_name(vnpu_get_last_error()));
-	vnpu_mem_get_info(ctx, &before);
+	baseline = used_settled(ctx, UINT64_MAX);
 
 	for (size_t i = 0; i < n; i++) {
 		char dir[4096], why[600];
@@ -239,22 +240,12 @@ int main(int argc, char **argv)
 		free(names[i]);
 	}
 	free(names);
-	/*
-	 * Every graph freed all of its device memory. The driver drops the
-	 * last staging buffers a moment after their jobs signal: wait
-	 * (boundedly) for that.
-	 */
+	/* Every graph freed all of its device memory. */
 	vnpu_stream_synchronize(s, -1);
-	for (int i = 0; i < 400; i++) {
-		vnpu_mem_get_info(ctx, &after);
-		if (after.process_used == before.process_used)
-			break;
-		usleep(5000);
-	}
-	ksft_test_result(after.process_used == before.process_used,
+	now = used_settled(ctx, baseline);
+	ksft_test_result(now == baseline,
 			 "device memory back to %llu bytes after every graph (now %llu)\n",
-			 (unsigned long long)before.process_used,
-			 (unsigned long long)after.process_used);
+			 (unsigned long long)baseline, (unsigned long long)now);
 	vnpu_stream_destroy(s, 0);
 	vnpu_ctx_destroy(ctx, 0);
 	vnpu_finalize();
