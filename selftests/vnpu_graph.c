@@ -192,7 +192,7 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "einsum_output", VNPU_ERROR_INVALID_MODEL,
 		  { "'einsum_output' (Einsum)", "output letter 0 is not an input letter" } },
 		{ "einsum_ellipsis", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'einsum_ellipsis' (Einsum)", "ellipses not supported" } },
+		  { "'einsum_ellipsis' (Einsum)", "an output without the inputs' ellipsis" } },
 		{ "matmulinteger_inner", VNPU_ERROR_INVALID_MODEL,
 		  { "'matmulinteger_inner' (MatMulInteger)", "inner dimensions 3 and 4 differ" } },
 		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
@@ -561,7 +561,7 @@ TEST_F(graph, einsum_equations_match_numpy)
 	static const char *const models[] = {
 		"einsum_batch_matmul", "einsum_implicit", "einsum_inner", "einsum_outer",
 		"einsum_transpose", "einsum_diagonal", "einsum_trace", "einsum_sum",
-		"einsum_attention",
+		"einsum_attention", "einsum_ellipsis", "einsum_ellipsis_implicit",
 	};
 
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {

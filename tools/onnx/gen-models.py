@@ -244,6 +244,8 @@ EINSUMS = [
     ("einsum_trace", "ii", (5, 5), None),
     ("einsum_sum", "ij->j", (3, 6), None),
     ("einsum_attention", "bhqd,bhkd->bhqk", (2, 2, 3, 4), (2, 2, 5, 4)),
+    ("einsum_ellipsis", "...ij,...jk->...ik", (2, 3, 4, 5), (1, 5, 6)),
+    ("einsum_ellipsis_implicit", "...ij,jk", (2, 3, 4), (4, 5)),
 ]
 
 
