@@ -570,4 +570,17 @@ TEST_F(graph, einsum_equations_match_numpy)
 	}
 }
 
+/* 3-D MaxPool and AveragePool (strides, pads, count_include_pad) against numpy. */
+TEST_F(graph, pools_3d_match_numpy)
+{
+	static const char *const models[] = {
+		"maxpool3d", "avgpool3d", "avgpool3d_include_pad",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
 TEST_HARNESS_MAIN

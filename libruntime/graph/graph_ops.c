@@ -1066,6 +1066,96 @@ static void as_2d(const struct gtensor *x, int64_t *dims4)
 	dims4[3] = x->dims[x->rank - 1];
 }
 
+/*
+ * One 2-D window pass of a 3-D pool: A and C (strides dense over @in4 and
+ * @out4) through @w, max or average with the node's flags.
+ */
+static int pool_pass(struct gbuild *b, const struct gnode *n, int max, uint32_t flags,
+		     const int64_t *in4, const struct vnpu_tensor_window *w, int ta, int tc)
+{
+	int64_t out4[4] = { in4[0], in4[1], w->out_h, w->out_w };
+	struct tlaunch l;
+
+	gop_tl_init(&l, max ? VNPU_OP_T_MAXPOOL : VNPU_OP_T_AVGPOOL, 4, in4);
+	l.window = *w;
+	l.flags = flags;
+	if (max) {
+		/* The driver reads the end padding only for the average's divisor. */
+		l.window.pad_bottom = 0;
+		l.window.pad_right = 0;
+	}
+	gop_dense(in4, 4, l.sa);
+	gop_dense(out4, 4, l.sc);
+	l.out_rank = 4;
+	l.ta = ta;
+	l.tc = tc;
+	return gop_tl_emit(b, n, &l);
+}
+
+/*
+ * MaxPool and AveragePool over N x C x D x H x W, in two passes of the
+ * device's 2-D windows: over H and W of every depth (X seen as N x CD x H
+ * x W) into a scratch, then over D of that (seen as NC x 1 x D x OH OW).
+ * A maximum is separable; so is an average, since the window's part
+ * inside the input (or, with count_include_pad, inside the padded input)
+ * is a box, its count the product of the counts along each axis.
+ */
+static int pool_3d(struct gbuild *b, struct gnode *n, int max, const int64_t *ks)
+{
+	const Onnx__AttributeProto *strides = gop_attr(n, "strides"), *dil = gop_attr(n, "dilations");
+	const Onnx__AttributeProto *pads = gop_attr(n, "pads");
+	int ceil_mode = gop_attr_int(n, "ceil_mode", 0) != 0;
+	uint32_t flags = !max && gop_attr_int(n, "count_include_pad", 0) ?
+			 VNPU_TENSOR_COUNT_INCLUDE_PAD : 0;
+	struct vnpu_tensor_window hw = { 0 }, dw = { 0 };
+	uint32_t out[3], pb[3], pe[3];
+	int64_t s[3], d[3], in4[4], dims[5];
+	struct gtensor *x = gop_in(b, n, 0);
+	char auto_pad[32];
+	int z, status = VNPU_SUCCESS;
+
+	if ((strides && strides->n_ints != 3) || (dil && dil->n_ints != 3) ||
+	    (pads && pads->n_ints != 6))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "strides, dilations or pads of the wrong length");
+	gop_attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	for (int i = 0; i < 3 && status == VNPU_SUCCESS; i++) {
+		s[i] = strides ? strides->ints[i] : 1;
+		d[i] = dil ? dil->ints[i] : 1;
+		status = window_dim(n, auto_pad, x->dims[2 + i], ks[i], s[i], d[i],
+				    pads ? pads->ints[i] : 0, pads ? pads->ints[i + 3] : 0, ceil_mode,
+				    &out[i], &pb[i], &pe[i]);
+	}
+	if (status != VNPU_SUCCESS)
+		return status;
+	hw.kernel_h = (uint32_t)ks[1], hw.kernel_w = (uint32_t)ks[2];
+	hw.stride_h = (uint32_t)s[1], hw.stride_w = (uint32_t)s[2];
+	hw.dilation_h = (uint32_t)d[1], hw.dilation_w = (uint32_t)d[2];
+	hw.pad_top = pb[1], hw.pad_bottom = pe[1], hw.pad_left = pb[2], hw.pad_right = pe[2];
+	hw.out_h = out[1], hw.out_w = out[2];
+	dw.kernel_h = (uint32_t)ks[0], dw.kernel_w = 1;
+	dw.stride_h = (uint32_t)s[0], dw.stride_w = 1;
+	dw.dilation_h = (uint32_t)d[0], dw.dilation_w = 1;
+	dw.pad_top = pb[0], dw.pad_bottom = pe[0];
+	dw.out_h = out[0], dw.out_w = out[1] * out[2];
+	dims[0] = x->dims[0], dims[1] = x->dims[1];
+	dims[2] = out[0], dims[3] = out[1], dims[4] = out[2];
+	if ((status = gop_set_out(b, n, 0, 5, dims)) ||
+	    (status = gop_scratch(b, n, (uint64_t)(x->dims[0] * x->dims[1] * x->dims[2]) *
+					out[1] * out[2], &z)))
+		return status;
+	x = gop_in(b, n, 0);
+	in4[0] = x->dims[0], in4[1] = x->dims[1] * x->dims[2];
+	in4[2] = x->dims[3], in4[3] = x->dims[4];
+	status = pool_pass(b, n, max, flags, in4, &hw, n->in[0], z);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	in4[0] = x->dims[0] * x->dims[1], in4[1] = 1;
+	in4[2] = x->dims[2], in4[3] = (int64_t)out[1] * out[2];
+	return pool_pass(b, n, max, flags, in4, &dw, z, n->out[0]);
+}
+
 static int op_pool(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "auto_pad", "ceil_mode", "count_include_pad",
@@ -1083,13 +1173,15 @@ static int op_pool(struct gbuild *b, struct gnode *n)
 		return status;
 	x = gop_in(b, n, 0);
 	sp = (int)x->rank - 2;
-	if ((sp != 1 && sp != 2) || !ks || ks->n_ints != (size_t)sp)
+	if ((sp < 1 || sp > 3) || !ks || ks->n_ints != (size_t)sp)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "only 1-D and 2-D pooling (N x C x W, N x C x H x W) is supported");
+				 "only 1-D, 2-D and 3-D pooling (N x C x W, N x C x H x W, N x C x D x H x W) is supported");
 	if (gop_attr_int(n, "storage_order", 0))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'storage_order' = 1 not supported");
 	if (!max && gop_attr(n, "dilations"))
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "attribute 'dilations' not supported");
+	if (sp == 3)
+		return pool_3d(b, n, max, ks->ints);
 	as_2d(x, x4);
 	gop_tl_init(&l, max ? VNPU_OP_T_MAXPOOL : VNPU_OP_T_AVGPOOL, 4, x4);
 	status = window_nd(n, x, sp, sp == 2 ? ks->ints[0] : 1, ks->ints[sp - 1],

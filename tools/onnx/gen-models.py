@@ -265,6 +265,51 @@ def einsums(out, rng):
         write_set(out, name, [("x", x)], [("y", y)], w)
 
 
+def pool3d_ref(x, k, st, pads, op, include_pad):
+    """MaxPool or AveragePool over N x C x D x H x W, as ONNX defines them."""
+    n, c = x.shape[:2]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + 3]) for i in range(3)],
+                constant_values=np.nan)
+    outs = [(x.shape[2 + i] + pads[i] + pads[i + 3] - k[i]) // st[i] + 1 for i in range(3)]
+    y = np.zeros((n, c) + tuple(outs), np.float32)
+    for od in range(outs[0]):
+        for oh in range(outs[1]):
+            for ow in range(outs[2]):
+                win = xp[:, :, od * st[0]:od * st[0] + k[0], oh * st[1]:oh * st[1] + k[1],
+                         ow * st[2]:ow * st[2] + k[2]].reshape(n, c, -1)
+                if op == "MaxPool":
+                    y[:, :, od, oh, ow] = np.nanmax(win, axis=2)
+                elif include_pad:
+                    y[:, :, od, oh, ow] = np.nansum(win, axis=2) / win.shape[2]
+                else:
+                    y[:, :, od, oh, ow] = np.nanmean(win, axis=2)
+    return y
+
+
+POOLS_3D = [
+    # name, operator, kernel, strides, pads (begin d h w, end d h w), count_include_pad
+    ("maxpool3d", "MaxPool", (2, 3, 3), (2, 1, 2), (1, 1, 0, 0, 1, 1), 0),
+    ("avgpool3d", "AveragePool", (3, 2, 2), (1, 2, 2), (1, 0, 1, 1, 1, 0), 0),
+    ("avgpool3d_include_pad", "AveragePool", (2, 2, 3), (1, 1, 1), (1, 1, 1, 0, 1, 1), 1),
+]
+
+
+def pools_3d(out, rng):
+    for name, op, k, st, pads, inc in POOLS_3D:
+        x = rng.standard_normal((2, 3, 5, 6, 7)).astype(np.float32)
+        y = pool3d_ref(x, k, st, pads, op, inc)
+        attrs = dict(kernel_shape=list(k), strides=list(st), pads=list(pads))
+        if op == "AveragePool":
+            attrs["count_include_pad"] = inc
+        g = helper.make_graph([helper.make_node(op, ["x"], ["y"], name="pool", **attrs)], name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                             list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             list(y.shape))])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], {})
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -440,6 +485,7 @@ def main():
     int_io(out, rng)
     int_large_k(out, rng)
     einsums(out, rng)
+    pools_3d(out, rng)
     bad(out)
 
 
