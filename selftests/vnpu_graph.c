@@ -187,6 +187,8 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'eyelike_rank' (EyeLike)", "input 'x3' of rank 3, 2 expected" } },
 		{ "dynquant_type", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'dynquant_type' (DynamicQuantizeLinear)", "input 'h16' of element type 10 (float is)" } },
+		{ "pool3d_pads", VNPU_ERROR_INVALID_MODEL,
+		  { "'pool3d_pads' (MaxPool)", "pads of the wrong length" } },
 		{ "einsum_size", VNPU_ERROR_INVALID_MODEL,
 		  { "'einsum_size' (Einsum)", "'j' is 4 and 3" } },
 		{ "einsum_output", VNPU_ERROR_INVALID_MODEL,

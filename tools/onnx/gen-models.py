@@ -449,6 +449,8 @@ def bad_operators(d, x):
     # The integer products: operands that fit, one zero point and one scale
     # per tensor, no QLinearConv bias.
     u8 = lambda *s: np.ones(s, np.uint8)
+    one("pool3d_pads", "MaxPool", ["x5"], {"x5": np.ones((1, 1, 2, 2, 2), np.float32)},
+        kernel_shape=[1, 1, 1], pads=[0, 0, 0, 0])
     one("einsum_size", "Einsum", ["x", "e"], {"e": np.ones((3, 2), np.float32)},
         equation="ij,jk->ik")
     one("einsum_output", "Einsum", ["x"], {}, equation="ij->k")
