@@ -138,9 +138,12 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "split_sizes", VNPU_ERROR_INVALID_MODEL, { "'split_sizes' (Split)", "2 sizes for 1 outputs" } },
 		{ "slice_step0", VNPU_ERROR_INVALID_MODEL, { "'slice_step0' (Slice)", "step 0" } },
 		{ "gather_index", VNPU_ERROR_INVALID_MODEL, { "'gather_index' (Gather)", "index 9 out of range" } },
+		{ "scatternd_index", VNPU_ERROR_INVALID_MODEL, { "'scatternd_index' (ScatterND)", "index 4 out of range 0..3" } },
+		{ "scatternd_updates", VNPU_ERROR_INVALID_MODEL, { "'scatternd_updates' (ScatterND)", "dimension 1 is 3, 4 expected" } },
 		{ "pad_length", VNPU_ERROR_INVALID_MODEL, { "'pad_length' (Pad)", "3 pads for rank 2" } },
 		{ "clip_bounds", VNPU_ERROR_INVALID_MODEL, { "'clip_bounds' (Clip)", "must be a scalar" } },
-		{ "pow_exponent", VNPU_ERROR_NOT_SUPPORTED, { "'pow_exponent' (Pow)", "exponent 1.5" } },
+		{ "pow_exponent", VNPU_ERROR_NOT_SUPPORTED, { "'pow_exponent' (Pow)", "exponent of element type 9" } },
+		{ "pow_shapes", VNPU_ERROR_INVALID_MODEL, { "'pow_shapes' (Pow)", "do not broadcast" } },
 		{ "tile_repeats", VNPU_ERROR_INVALID_MODEL, { "'tile_repeats' (Tile)", "3 repeats for rank 2" } },
 		{ "expand_shape", VNPU_ERROR_INVALID_MODEL, { "'expand_shape' (Expand)", "do not broadcast" } },
 		{ "depth_to_space", VNPU_ERROR_INVALID_MODEL, { "'depth_to_space' (DepthToSpace)", "blocksize 3" } },
@@ -201,6 +204,8 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'convinteger_zero' (ConvInteger)", "zero point 'qz' of 2 elements" } },
 		{ "qlinearmatmul_scale", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'qlinearmatmul_scale' (QLinearMatMul)", "scale 's2' of 2 elements" } },
+		{ "concat_inputs", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'concat_inputs' (Concat)", "257 inputs and 1 outputs (at most 256 and 4" } },
 		{ "qlinearconv_bias", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'qlinearconv_bias' (QLinearConv)", "bias input B is not supported" } },
 	};
@@ -583,6 +588,12 @@ TEST_F(graph, pools_3d_match_numpy)
 		TH_LOG("%s", models[i]);
 		run_model(_metadata, self, models[i], 1);
 	}
+}
+
+/* A Sum of 20 inputs and a Concat of 41 (DenseNet's run to 65). */
+TEST_F(graph, variadic_nodes_of_many_inputs_match_numpy)
+{
+	run_model(_metadata, self, "variadic", 1);
 }
 
 TEST_HARNESS_MAIN

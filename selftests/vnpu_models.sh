@@ -9,7 +9,9 @@
 # 1e-5; resnet18 and the transformer in float16 too, against torch's fp32
 # result of the fp16-rounded model (tolerances and their reasons in
 # Documentation/onnx.rst), and quantised in ONNX's QDQ format (int8, at
-# the same tolerance as fp32); each prints its memory report (static and
+# the same tolerance as fp32); every fp32 network also as exported at
+# operator set 17 (the others are at the exporter's default, 14); each
+# prints its memory report (static and
 # dynamic memory, the arena beside its lower bound).
 # kselftest TAP.
 set -u
@@ -19,7 +21,9 @@ m=build/onnx-torch
 # MODEL or MODEL@SET (test_data_set_SET, default 0).
 models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 transformer
 	transformer@1 recurrent resnet18_fp16 transformer_fp16 transformer_fp16@1 resnet18_int8
-	transformer_int8 transformer_int8@1"
+	transformer_int8 transformer_int8@1 resnet18_op17 mobilenet_v2_op17 squeezenet1_1_op17
+	shufflenet_v2_x0_5_op17 efficientnet_b0_op17 transformer_op17 transformer_op17@1
+	recurrent_op17"
 n=0 pass=0 fail=0
 out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
 trap 'rm -rf "$out"' EXIT

@@ -113,6 +113,13 @@ double gb_const_value(int dtype, const void *data, uint64_t i)
 		return (double)((const _Float16 *)data)[i];
 	case VNPU_DTYPE_INT64:
 		return (double)((const int64_t *)data)[i];
+	case VNPU_DTYPE_INT32:
+		return (double)((const int32_t *)data)[i];
+	case VNPU_DTYPE_INT8:
+		return (double)((const int8_t *)data)[i];
+	case VNPU_DTYPE_UINT8:
+	case VNPU_DTYPE_BOOL:
+		return (double)((const uint8_t *)data)[i];
 	default:
 		return ((const float *)data)[i];
 	}
@@ -730,8 +737,11 @@ static int map_nodes(struct gbuild *b, const size_t *order)
 		Onnx__NodeProto *np = gp->node[order[pos]];
 		struct gnode gn = { .index = (int)pos, .np = np };
 
-		if (np->n_input > 16 || np->n_output > 4)
-			return node_fail(&gn, VNPU_ERROR_NOT_SUPPORTED, "too many inputs or outputs");
+		if (np->n_input > GNODE_MAX_INPUTS || np->n_output > GNODE_MAX_OUTPUTS)
+			return node_fail(&gn, VNPU_ERROR_NOT_SUPPORTED,
+					 "%zu inputs and %zu outputs (at most %d and %d are supported)",
+					 np->n_input, np->n_output, GNODE_MAX_INPUTS,
+					 GNODE_MAX_OUTPUTS);
 		gn.num_in = np->n_input;
 		for (size_t j = 0; j < np->n_input; j++) {
 			gn.in[j] = np->input[j][0] ? find_tensor(b, np->input[j]) : -1;
@@ -902,8 +912,11 @@ static int plan_arena(struct gbuild *b, struct graph_obj *g, unsigned int strate
 	if (!bufs)
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
 	count = 0;
+	g->mem.naive_bytes = 0;
 	for (size_t i = 0; i < n; i++)
 		if (t[i].cls == GT_INTER) {
+			/* The naive layout aligns every range as the arena does. */
+			g->mem.naive_bytes += align_up(t[i].bytes, GRAPH_ALIGN);
 			t[i].plan_index = (int)count;
 			bufs[count].size = t[i].bytes;
 			bufs[count].alignment = GRAPH_ALIGN;
@@ -917,7 +930,6 @@ static int plan_arena(struct gbuild *b, struct graph_obj *g, unsigned int strate
 			if (t[i].cls == GT_INTER)
 				t[i].offset = bufs[t[i].plan_index].offset;
 		g->mem.arena_bytes = stats.arena_size;
-		g->mem.naive_bytes = stats.naive_size;
 		g->mem.lower_bound = stats.lower_bound;
 		g->mem.plan_ns = stats.elapsed_ns;
 	} else {

@@ -87,13 +87,21 @@ struct gbuild {
 	uint32_t num_dims;
 };
 
+/*
+ * Most inputs and outputs of a node. The variadic operators (Concat, Sum,
+ * Max, Min, Mean) take one input per branch: DenseNet's Concat has one per
+ * layer of its block, up to 65 in DenseNet-264.
+ */
+#define GNODE_MAX_INPUTS 256
+#define GNODE_MAX_OUTPUTS 4
+
 /* The operator's node being mapped. */
 struct gnode {
 	int index;
 	Onnx__NodeProto *np;
-	int in[16];		/* tensor ids of the inputs, -1 for an empty name */
+	int in[GNODE_MAX_INPUTS];	/* tensor ids of the inputs, -1 for an empty name */
 	size_t num_in;
-	int out[4];		/* tensor ids of the outputs (created, shape unset) */
+	int out[GNODE_MAX_OUTPUTS];	/* tensor ids of the outputs (created, shape unset) */
 	size_t num_out;
 	/*
 	 * Set by the integer products (graph_ops_quant.c) for the MatMul or
@@ -109,7 +117,10 @@ unsigned int gb_dtype_size(int dtype);
 int gb_is_float(int dtype);
 /* The types of graph inputs and outputs: float, float16, int8, uint8, int32, bool. */
 int gb_is_io_type(int dtype);
-/* Element @i of constant data @data of @dtype (float, float16, int64) as a double. */
+/*
+ * Element @i of constant data @data of @dtype (float, float16, int64,
+ * int32, int8, uint8, bool) as a double.
+ */
 double gb_const_value(int dtype, const void *data, uint64_t i);
 
 /*

@@ -9,7 +9,8 @@
  * these nodes become constants of the graph: Shape, Size, ConstantOfShape
  * and Range always, and the operators below (Add, Sub, Mul, Div, Max,
  * Min, Mod, Pow, the comparisons into bool, Neg, Abs, Trilu, Concat,
- * Gather, Cast, Slice, and Where of a constant bool condition) when all
+ * Gather, Cast, Slice, Transpose, Expand, and Where of a constant bool
+ * condition) when all
  * their inputs are constant and integer (int64). Nothing of a float tensor's values is
  * computed here: the device computes every float node.
  */
@@ -423,52 +424,124 @@ static int fold_cast(struct gbuild *b, const struct gnode *n, const struct fval 
 	return fval_out(b, n, &f);
 }
 
-/* Integer 1-D Slice (the form of shape arithmetic) by its inputs or attributes. */
-static int fold_slice(struct gbuild *b, const struct gnode *n, const struct fval *in, size_t count)
+/* Integer Slice (shape arithmetic, index tables) by its inputs or attributes. */
+static int fold_slice(struct gbuild *b, const struct gnode *n, const struct fval *in)
 {
-	const Onnx__AttributeProto *as = gop_attr(n, "starts"), *ae = gop_attr(n, "ends");
-	int64_t start, end, step = 1, len = in[0].rank ? in[0].dims[0] : 0, out;
+	int64_t start[MAX_RANK], step[MAX_RANK], dims[MAX_RANK], idx[MAX_RANK] = { 0 };
+	uint64_t stride[MAX_RANK];
+	struct fval f;
+	int status;
+
+	if (!in[0].rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "a slice of a scalar");
+	status = gop_slice_ranges(b, n, in[0].rank, in[0].dims, start, step, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, in[0].rank, dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	gop_dense(in[0].dims, in[0].rank, stride);
+	/* Output element i, its index idx[] counted in row-major order. */
+	for (uint64_t i = 0; i < f.count; i++) {
+		uint64_t src = 0;
+
+		for (uint32_t d = 0; d < in[0].rank; d++)
+			src += (uint64_t)(start[d] + idx[d] * step[d]) * stride[d];
+		((int64_t *)f.v)[i] = ((int64_t *)in[0].v)[src];
+		for (uint32_t d = in[0].rank; d-- > 0;) {
+			if (++idx[d] < dims[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	return fval_out(b, n, &f);
+}
+
+/* Output @f element i is in[0]'s at sum of index[d] * @sa[d] (0 broadcasts). */
+static void fold_strided(struct fval *f, const struct fval *in, const uint64_t *sa)
+{
+	int64_t idx[MAX_RANK] = { 0 };
+
+	for (uint64_t i = 0; i < f->count; i++) {
+		uint64_t src = 0;
+
+		for (uint32_t d = 0; d < f->rank; d++)
+			src += (uint64_t)idx[d] * sa[d];
+		((int64_t *)f->v)[i] = ((int64_t *)in->v)[src];
+		for (uint32_t d = f->rank; d-- > 0;) {
+			if (++idx[d] < f->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+}
+
+/* Integer Transpose (index tables of attention windows) by its perm. */
+static int fold_transpose(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	const Onnx__AttributeProto *a = gop_attr(n, "perm");
+	uint64_t st[MAX_RANK], sa[MAX_RANK];
+	int64_t dims[MAX_RANK];
+	uint32_t seen = 0;
 	struct fval f;
 
-	if (in[0].rank != 1)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "integer slices of vectors only");
-	if (b->opset < 10) {
-		if (!as || !ae || as->n_ints != 1 || ae->n_ints != 1)
-			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "starts and ends of one axis expected");
-		start = as->ints[0];
-		end = ae->ints[0];
-	} else {
-		if (count < 3 || in[1].count != 1 || in[2].count != 1)
-			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "starts and ends of one axis expected");
-		start = ((int64_t *)in[1].v)[0];
-		end = ((int64_t *)in[2].v)[0];
-		if (count > 4 && in[4].count == 1)
-			step = ((int64_t *)in[4].v)[0];
+	if (a && a->n_ints != in[0].rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "perm of %zu axes for rank %u",
+				 a->n_ints, in[0].rank);
+	gop_dense(in[0].dims, in[0].rank, st);
+	for (uint32_t d = 0; d < in[0].rank; d++) {
+		int64_t p = a ? a->ints[d] : (int64_t)(in[0].rank - 1 - d);
+
+		if (p < 0 || p >= (int64_t)in[0].rank || (seen & (1u << p)))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "perm is not a permutation");
+		seen |= 1u << p;
+		dims[d] = in[0].dims[p];
+		sa[d] = st[p];
 	}
-	if (step == 0)
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "step 0");
-	start = start < 0 ? start + len : start;
-	end = end < 0 ? end + len : end;
-	start = step > 0 ? clamp64(start, 0, len) : clamp64(start, -1, len - 1);
-	end = step > 0 ? clamp64(end, 0, len) : clamp64(end, -1, len - 1);
-	out = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
-		       : (start > end ? (start - end - step - 1) / -step : 0);
-	if (fval_alloc(&f, VNPU_DTYPE_INT64, 1, &out))
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, in[0].rank, dims))
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	for (int64_t i = 0; i < out; i++)
-		((int64_t *)f.v)[i] = ((int64_t *)in[0].v)[start + i * step];
+	fold_strided(&f, &in[0], sa);
+	return fval_out(b, n, &f);
+}
+
+/* Integer Expand: in[0] broadcast against the shape in[1]. */
+static int fold_expand(struct gbuild *b, const struct gnode *n, const struct fval *in)
+{
+	struct gtensor ta = { .rank = in[0].rank }, ts = { 0 };
+	uint64_t sa[MAX_RANK];
+	int64_t dims[MAX_RANK];
+	uint32_t rank;
+	struct fval f;
+	int status;
+
+	if (in[1].rank != 1 || in[1].dtype != VNPU_DTYPE_INT64 || in[1].count > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "the shape must be a vector of at most %d",
+				 MAX_RANK);
+	memcpy(ta.dims, in[0].dims, sizeof(ta.dims));
+	ts.rank = (uint32_t)in[1].count;
+	for (uint32_t d = 0; d < ts.rank; d++) {
+		ts.dims[d] = ((int64_t *)in[1].v)[d];
+		if (ts.dims[d] < 0)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "negative dimension");
+	}
+	status = gop_broadcast_shape(n, &ta, &ts, &rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_bcast(&ta, rank, dims, sa);
+	if (fval_alloc(&f, VNPU_DTYPE_INT64, rank, dims))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	fold_strided(&f, &in[0], sa);
 	return fval_out(b, n, &f);
 }
 
 int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
 {
 	const char *op = n->np->op_type;
-	struct fval in[16];
+	struct fval in[GNODE_MAX_INPUTS];
 	size_t given = 0;
 	int all_const = 1, any_int = 0;
 
 	*folded = 0;
-	if (n->num_out < 1 || n->out[0] < 0 || n->num_in > 16)
+	if (n->num_out < 1 || n->out[0] < 0)
 		return VNPU_SUCCESS;
 	for (size_t j = 0; j < n->num_in; j++) {
 		memset(&in[j], 0, sizeof(in[j]));
@@ -546,7 +619,15 @@ int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
 	}
 	if (!strcmp(op, "Slice")) {
 		*folded = 1;
-		return fold_slice(b, n, in, given);
+		return fold_slice(b, n, in);
+	}
+	if (!strcmp(op, "Transpose") && given == 1) {
+		*folded = 1;
+		return fold_transpose(b, n, in);
+	}
+	if (!strcmp(op, "Expand") && given == 2) {
+		*folded = 1;
+		return fold_expand(b, n, in);
 	}
 	return VNPU_SUCCESS;
 }

@@ -114,6 +114,15 @@ int gop_copy(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64
  */
 int gop_matmul(struct gbuild *b, struct gnode *n);
 int gop_conv(struct gbuild *b, struct gnode *n);
+/*
+ * Slice's output range (graph_ops_data.c), for the device copy and for the
+ * fold of an integer slice: from the starts, ends, axes and steps (the
+ * attributes before operator set 10, constant inputs since) over an input
+ * of @rank dimensions @in, the first index @start, the @step and the
+ * output size @dims of every dimension.
+ */
+int gop_slice_ranges(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64_t *in,
+		     int64_t *start, int64_t *step, int64_t *dims);
 /* A scalar float constant of the node (a weight). */
 int gop_scalar(struct gbuild *b, const struct gnode *n, float value, int *id);
 

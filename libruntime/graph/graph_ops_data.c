@@ -64,7 +64,7 @@ static int op_concat(struct gbuild *b, struct gnode *n)
 	uint32_t axis = 0;
 	int status;
 
-	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, 16)) ||
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 1, GNODE_MAX_INPUTS)) ||
 	    (status = gop_single_output(n)))
 		return status;
 	if (!a && b->opset >= 4)
@@ -191,35 +191,28 @@ static int slice_params(struct gbuild *b, const struct gnode *n, const int64_t *
 	return VNPU_SUCCESS;
 }
 
-static int op_slice(struct gbuild *b, struct gnode *n)
+int gop_slice_ranges(struct gbuild *b, const struct gnode *n, uint32_t rank, const int64_t *in,
+		     int64_t *start, int64_t *step, int64_t *dims)
 {
-	static const char *const allowed[] = { "starts", "ends", "axes", NULL };
-	int64_t start[MAX_RANK], step[MAX_RANK], dims[MAX_RANK];
-	uint64_t st[MAX_RANK], sa[MAX_RANK], sc[MAX_RANK], oa = 0;
 	const int64_t *v[4];
 	size_t c[4];
-	struct gtensor *x;
-	int status, neg = -1;
+	int status = slice_params(b, n, v, c);
 
-	if ((status = gop_check_attrs(n, b->opset < 10 ? allowed : NULL)) ||
-	    (status = gop_need_inputs(n, b->opset < 10 ? 1 : 3, b->opset < 10 ? 1 : 5)) ||
-	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)) ||
-	    (status = slice_params(b, n, v, c)))
+	if (status != VNPU_SUCCESS)
 		return status;
-	x = gop_in(b, n, 0);
-	for (uint32_t d = 0; d < x->rank; d++) {
+	for (uint32_t d = 0; d < rank; d++) {
 		start[d] = 0;
 		step[d] = 1;
-		dims[d] = x->dims[d];
+		dims[d] = in[d];
 	}
 	for (size_t i = 0; i < c[0]; i++) {
 		int64_t ax = v[2] ? v[2][i] : (int64_t)i, len, s, e, k;
 		uint32_t d = 0;
 
-		status = axis_of(n, ax, x->rank, &d);
+		status = axis_of(n, ax, rank, &d);
 		if (status != VNPU_SUCCESS)
 			return status;
-		len = x->dims[d];
+		len = in[d];
 		k = v[3] ? v[3][i] : 1;
 		if (!k)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "step 0");
@@ -233,13 +226,36 @@ static int op_slice(struct gbuild *b, struct gnode *n)
 			s = s < -1 ? -1 : s > len - 1 ? len - 1 : s;
 			e = e < -1 ? -1 : e > len - 1 ? len - 1 : e;
 			dims[d] = s > e ? (s - e - k - 1) / -k : 0;
-			if (neg >= 0 && neg != (int)d)
-				return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-						 "negative steps on more than one axis");
-			neg = (int)d;
 		}
 		start[d] = s;
 		step[d] = k;
+	}
+	return VNPU_SUCCESS;
+}
+
+static int op_slice(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "starts", "ends", "axes", NULL };
+	int64_t start[MAX_RANK], step[MAX_RANK], dims[MAX_RANK];
+	uint64_t st[MAX_RANK], sa[MAX_RANK], sc[MAX_RANK], oa = 0;
+	struct gtensor *x;
+	int status, neg = -1;
+
+	if ((status = gop_check_attrs(n, b->opset < 10 ? allowed : NULL)) ||
+	    (status = gop_need_inputs(n, b->opset < 10 ? 1 : 3, b->opset < 10 ? 1 : 5)) ||
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	status = gop_slice_ranges(b, n, x->rank, x->dims, start, step, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	for (uint32_t d = 0; d < x->rank; d++) {
+		if (step[d] > 0)
+			continue;
+		if (neg >= 0)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "negative steps on more than one axis");
+		neg = (int)d;
 	}
 	status = gop_set_out(b, n, 0, x->rank, dims);
 	if (status != VNPU_SUCCESS)
@@ -1045,8 +1061,19 @@ static int op_dropout(struct gbuild *b, struct gnode *n)
 	if (gop_in(b, n, 2)) {
 		training = gop_const_data(b, n->in[2]);
 		count = gop_in(b, n, 2)->count;
-		if (!training || count != 1 || *(const uint8_t *)training)
-			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "training mode not supported");
+		if (!training || count != 1)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "training_mode must be a constant scalar");
+		/*
+		 * Training with a ratio of 0 keeps every element, scaled by 1:
+		 * the identity (Swin's attention dropout is exported so).
+		 */
+		if (*(const uint8_t *)training &&
+		    (!gop_in(b, n, 1) || !gop_const_data(b, n->in[1]) ||
+		     gop_in(b, n, 1)->count != 1 ||
+		     gb_const_value(gop_in(b, n, 1)->dtype, gop_const_data(b, n->in[1]), 0) != 0))
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "training mode not supported (but with a constant ratio of 0)");
 	}
 	x = gop_in(b, n, 0);
 	if (n->num_out > 1 && n->out[1] >= 0) {
@@ -1210,6 +1237,129 @@ static int op_castlike(struct gbuild *b, struct gnode *n)
 	return cast_to(b, n, gop_in(b, n, 1)->dtype);
 }
 
+/* Most index tuples of a ScatterND: each run of them is one device command. */
+#define SCATTER_MAX_TUPLES 65536
+
+/*
+ * ScatterND with constant indices: the data copied to the output, then
+ * each run of index tuples whose slices are consecutive in the output
+ * one T_COPY of the updates (reduction "none"), or one T_ADD or T_MUL of
+ * the output and the updates into the output ("add", "mul", operator set
+ * 16), in the order of the tuples.
+ */
+static int op_scatter_nd(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "reduction", NULL };
+	uint64_t st[MAX_RANK], dense[MAX_RANK], slice, tuples, k, run_start = 0, run_oc = 0;
+	int64_t shape[MAX_RANK];
+	struct gtensor *x, *ind, *upd;
+	enum vnpu_op op = VNPU_OP_T_COPY;
+	const int64_t *idx;
+	uint32_t srank;
+	char red[16];
+	size_t count;
+	int status;
+
+	if ((status = gop_check_attrs(n, b->opset >= 16 ? allowed : NULL)) ||
+	    (status = gop_need_inputs(n, 3, 3)) || (status = gop_need_movable(b, n, 0)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	gop_attr_str(n, "reduction", red, sizeof(red));
+	if (!red[0])
+		strcpy(red, "none");
+	if (!strcmp(red, "add") || !strcmp(red, "mul"))
+		op = red[0] == 'a' ? VNPU_OP_T_ADD : VNPU_OP_T_MUL;
+	else if (strcmp(red, "none"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "reduction '%s' not supported (none, add and mul are)", red);
+	if (op != VNPU_OP_T_COPY && (status = gop_need_float(b, n, 0)))
+		return status;
+	x = gop_in(b, n, 0);
+	ind = gop_in(b, n, 1);
+	upd = gop_in(b, n, 2);
+	idx = gop_const_ints(b, n, 1, &count);
+	if (!idx)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "indices must be a constant int64 tensor (given at load)");
+	if (upd->dtype != x->dtype)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "updates of element type %d, the data's is %d", upd->dtype, x->dtype);
+	k = ind->rank ? (uint64_t)ind->dims[ind->rank - 1] : 0;
+	if (!ind->rank || !k || k > x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "indices' last dimension %llu for data of rank %u",
+				 (unsigned long long)k, x->rank);
+	/* updates: the indices' shape without its last dimension, then data's past k. */
+	if (upd->rank != ind->rank - 1 + x->rank - k)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "updates of rank %u, %llu expected",
+				 upd->rank, (unsigned long long)(ind->rank - 1 + x->rank - k));
+	for (uint32_t d = 0; d < upd->rank; d++) {
+		int64_t want = d < ind->rank - 1 ? ind->dims[d] : x->dims[k + d - (ind->rank - 1)];
+
+		if (upd->dims[d] != want)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "updates' dimension %u is %lld, %lld expected", d,
+					 (long long)upd->dims[d], (long long)want);
+	}
+	tuples = count / k;
+	if (tuples > SCATTER_MAX_TUPLES)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%llu index tuples (at most %d)",
+				 (unsigned long long)tuples, SCATTER_MAX_TUPLES);
+	gop_dense(x->dims, x->rank, st);
+	for (uint64_t j = 0; j < count; j++) {
+		int64_t dim = x->dims[j % k];
+
+		if (idx[j] < -dim || idx[j] >= dim)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range 0..%lld",
+					 (long long)idx[j], (long long)dim - 1);
+	}
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	status = gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
+	slice = gop_prod(x->dims, (uint32_t)k, x->rank);
+	/* Each run of slices consecutive in the output: one command. */
+	for (uint64_t j = 0; j <= tuples && status == VNPU_SUCCESS; j++) {
+		uint64_t oc = 0;
+
+		for (uint64_t d = 0; j < tuples && d < k; d++) {
+			int64_t i = idx[j * k + d];
+
+			oc += (uint64_t)(i < 0 ? i + x->dims[d] : i) * st[d];
+		}
+		if (j > run_start && j < tuples && oc == run_oc + (j - run_start) * slice)
+			continue;
+		if (j > run_start) {
+			struct tlaunch l;
+
+			srank = 1;
+			shape[0] = (int64_t)((j - run_start) * slice);
+			gop_dense(shape, srank, dense);
+			gop_tl_init(&l, op, srank, shape);
+			if (op == VNPU_OP_T_COPY) {
+				l.ta = n->in[2];
+				l.oa = run_start * slice;
+				memcpy(l.sa, dense, sizeof(dense));
+			} else {
+				l.ta = n->out[0];
+				l.oa = run_oc;
+				memcpy(l.sa, dense, sizeof(dense));
+				l.tb = n->in[2];
+				l.ob = run_start * slice;
+				memcpy(l.sb, dense, sizeof(dense));
+			}
+			l.tc = n->out[0];
+			l.oc = run_oc;
+			memcpy(l.sc, dense, sizeof(dense));
+			status = gop_tl_emit(b, n, &l);
+		}
+		run_start = j;
+		run_oc = oc;
+	}
+	return status;
+}
+
 const struct gop_map gop_data_ops[] = {
 	{ "Concat", op_concat, 1 }, { "Split", op_split, 2 }, { "Slice", op_slice, 1 },
 	{ "Gather", op_gather, 1 }, { "Pad", op_pad, 2 }, { "Expand", op_expand, 8 },
@@ -1217,6 +1367,6 @@ const struct gop_map gop_data_ops[] = {
 	{ "SpaceToDepth", op_depth_space, 1 }, { "Dropout", op_dropout, 7 },
 	{ "Cast", op_cast, 6 }, { "CastLike", op_castlike, 15 }, { "EyeLike", op_eyelike, 9 },
 	{ "Trilu", op_trilu, 14 }, { "Resize", op_resize, 11 },
-	{ "Upsample", op_resize, 7 },
+	{ "Upsample", op_resize, 7 }, { "ScatterND", op_scatter_nd, 11 },
 	{ NULL, NULL, 0 },
 };

@@ -10,7 +10,8 @@
  *   Neg Abs         0 - x; max(x, 0 - x)
  *   Reciprocal      1 / x
  *   Sqrt            1 / rsqrt(x), rsqrt by BATCHNORM (computed in double)
- *   Pow             x * x ... for a constant integer exponent 1..4, Sqrt for 0.5
+ *   Pow             a constant multiple of 0.5 up to 64: T_MUL powering,
+ *                   Sqrt for the half; any other: T_EXP(y T_LOG|x|), signed
  *   LeakyRelu PRelu relu(x) + alpha * min(x, 0)
  *   Elu Selu Celu   relu(x) + alpha * (exp(min(x, 0) / a) - 1), scaled
  *   HardSigmoid     max(0, min(1, alpha x + beta)); HardSwish x * that
@@ -32,6 +33,7 @@
  *
  * Constants (0, 1, alpha...) are scalar weights broadcast with stride 0.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_ops.h"
@@ -282,39 +284,167 @@ static int op_sqrt(struct gbuild *b, struct gnode *n)
 }
 
 /* Pow by a constant scalar exponent: 0.5 (Sqrt), 1, 2, 3, 4 (products). */
+/* Largest |exponent| of a constant Pow computed by repeated multiplication. */
+#define POW_MAX_MULTIPLIED 64
+
+/*
+ * x^p for a constant p, a multiple of 0.5 of magnitude at most
+ * POW_MAX_MULTIPLIED: Sqrt for the half, binary powering by T_MUL for the
+ * integer part (at most 2 log2 |p| roundings), T_DIV of 1 by the result
+ * for a negative p. Into the fp32 tensor @r of the output's shape.
+ */
+static int pow_multiplied(struct gbuild *b, const struct gnode *n, double p, int r)
+{
+	uint64_t k = (uint64_t)(p < 0 ? -p : p);
+	int half = (p < 0 ? -p : p) - (double)k == 0.5, have = 0, cur = n->in[0], sq = -1;
+	int status = VNPU_SUCCESS;
+
+	if (half) {
+		status = sqrt_of(b, n, n->in[0], r);
+		have = 1;
+	}
+	while (k && status == VNPU_SUCCESS) {
+		if (k & 1) {
+			status = have ? ew(b, n, VNPU_OP_T_MUL, r, cur, r) :
+					ew(b, n, VNPU_OP_T_COPY, cur, -1, r);
+			have = 1;
+		}
+		k >>= 1;
+		if (k && status == VNPU_SUCCESS) {
+			if (sq < 0)
+				status = temp(b, n, &sq);
+			if (status == VNPU_SUCCESS)
+				status = ew(b, n, VNPU_OP_T_MUL, cur, cur, sq);
+			cur = sq;
+		}
+	}
+	if (status == VNPU_SUCCESS && !have) {	/* x^0 = 1, NaN and infinities included */
+		int one;
+
+		status = gop_scalar(b, n, 1.0f, &one);
+		if (status == VNPU_SUCCESS)
+			status = ew(b, n, VNPU_OP_T_COPY, one, -1, r);
+	}
+	if (status == VNPU_SUCCESS && p < 0)
+		status = ew_const(b, n, VNPU_OP_T_DIV, r, 1.0f, 1, r);
+	return status;
+}
+
+/*
+ * x^y for any y, as C's pow(): exp(y log |x|), negated where x < 0 and y
+ * is an odd integer, NaN where x < 0 and y is not an integer, 1 where
+ * y == 0 or x == 1. Into the fp32 tensor @r of the output's shape; @y may
+ * be a broadcast tensor of any type the float operators read.
+ */
+static int pow_exp_log(struct gbuild *b, const struct gnode *n, int y, int r)
+{
+	int x = n->in[0], t, neg, isint, status;
+
+	if ((status = temp(b, n, &t)) || (status = temp(b, n, &neg)) ||
+	    (status = temp(b, n, &isint)))
+		return status;
+	/* r = exp(y log |x|): |x| as max(x, -x) keeps a NaN. */
+	if ((status = ew_const(b, n, VNPU_OP_T_SUB, x, 0.0f, 1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_MAX, x, t, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_LOG, t, -1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, t, y, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_EXP, t, -1, r)))
+		return status;
+	/* isint = floor(y) == y; t = 1 for an even integer y (floor(y / 2) == y / 2). */
+	if ((status = ew(b, n, VNPU_OP_T_FLOOR, y, -1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_EQUAL, t, y, isint)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, y, 0.5f, 0, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_FLOOR, t, -1, neg)) ||
+	    (status = ew(b, n, VNPU_OP_T_EQUAL, neg, t, t)))
+		return status;
+	/* t = 1 - 2 (x < 0) (isint - even): -1 where the sign of x is kept. */
+	if ((status = ew(b, n, VNPU_OP_T_SUB, isint, t, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_LESS, x, 0.0f, 0, neg)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, t, neg, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_MUL, t, -2.0f, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_ADD, t, 1.0f, 0, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, r, t, r)))
+		return status;
+	/* NaN where x < 0 and y is not an integer: neg (1 - isint) != 0. */
+	if ((status = ew_const(b, n, VNPU_OP_T_SUB, isint, 1.0f, 1, t)) ||
+	    (status = ew(b, n, VNPU_OP_T_MUL, t, neg, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_WHERE, t, __builtin_nanf(""), 1, r)))
+		return status;
+	/* 1 where y == 0 or x == 1. */
+	if ((status = ew_const(b, n, VNPU_OP_T_EQUAL, y, 0.0f, 0, t)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_WHERE, t, 1.0f, 1, r)) ||
+	    (status = ew_const(b, n, VNPU_OP_T_EQUAL, x, 1.0f, 0, t)))
+		return status;
+	return ew_const(b, n, VNPU_OP_T_WHERE, t, 1.0f, 1, r);
+}
+
+/*
+ * Pow: a constant exponent that is a multiple of 0.5 up to 64 by
+ * multiplication (exact to a few roundings, as x * x is), any other
+ * exponent (a tensor given at run, broadcast) by exp and log.
+ */
 static int op_pow(struct gbuild *b, struct gnode *n)
 {
-	struct gtensor *y;
+	struct gtensor *x, *y, *out;
+	uint32_t rank;
+	int64_t dims[MAX_RANK];
+	int yid, r, status;
 	const void *e;
-	double p;
-	int status;
+	double p = 0;
+	int scalar;
 
 	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 2, 2)) ||
 	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
 		return status;
+	x = gop_in(b, n, 0);
 	y = gop_in(b, n, 1);
-	e = gop_const_data(b, n->in[1]);
-	if (!e || y->count != 1 ||
-	    (!gb_is_float(y->dtype) && (b->opset < 12 || y->dtype != VNPU_DTYPE_INT64)))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the exponent must be a constant scalar");
-	p = gb_const_value(y->dtype, e, 0);
-	if (p != 0.5 && p != 1 && p != 2 && p != 3 && p != 4)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "exponent %g not supported (0.5, 1 to 4 are)",
-				 p);
-	status = gop_set_out(b, n, 0, gop_in(b, n, 0)->rank, gop_in(b, n, 0)->dims);
+	yid = n->in[1];
+	e = gop_const_data(b, yid);
+	scalar = e && y->count == 1;
+	if (scalar)
+		p = gb_const_value(y->dtype, e, 0);
+	if (y->dtype == VNPU_DTYPE_INT64) {
+		/* An int64 exponent is a constant (int64 tensors are): as fp32. */
+		float *v;
+		char name[64];
+
+		if (!e)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "an int64 exponent must be a constant");
+		v = malloc((y->count ? y->count : 1) * sizeof(*v));
+		if (!v)
+			return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+		for (uint64_t i = 0; i < y->count; i++)
+			v[i] = (float)((const int64_t *)e)[i];
+		snprintf(name, sizeof(name), "\x01exponent.%d", n->index);
+		status = gb_add_weight(b, name, VNPU_DTYPE_FLOAT, y->rank, y->dims, v, &yid);
+		free(v);
+		if (status != VNPU_SUCCESS)
+			return status;
+		x = gop_in(b, n, 0);
+		y = &b->tensors[yid];
+	} else if (!gb_is_float(y->dtype) && y->dtype != VNPU_DTYPE_INT32 &&
+		   y->dtype != VNPU_DTYPE_INT8 && y->dtype != VNPU_DTYPE_UINT8) {
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "exponent of element type %d not supported", y->dtype);
+	}
+	status = gop_broadcast_shape(n, x, y, &rank, dims);
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	if (p == 0.5)
-		return sqrt_of(b, n, n->in[0], n->out[0]);
-	if (p == 1)
-		return ew(b, n, VNPU_OP_T_COPY, n->in[0], -1, n->out[0]);
-	if (p == 4) {
-		status = ew(b, n, VNPU_OP_T_MUL, n->in[0], n->in[0], n->out[0]);
-		return status ? status : ew(b, n, VNPU_OP_T_MUL, n->out[0], n->out[0], n->out[0]);
-	}
-	status = ew(b, n, VNPU_OP_T_MUL, n->in[0], n->in[0], n->out[0]);
-	if (status == VNPU_SUCCESS && p == 3)
-		status = ew(b, n, VNPU_OP_T_MUL, n->out[0], n->in[0], n->out[0]);
+	out = &b->tensors[n->out[0]];
+	/* fp32 scratch when the output is fp16: one rounding, at the end. */
+	r = n->out[0];
+	if (out->dtype != VNPU_DTYPE_FLOAT && (status = temp(b, n, &r)))
+		return status;
+	if (scalar && p <= POW_MAX_MULTIPLIED && p >= -POW_MAX_MULTIPLIED &&
+	    p * 2 == (double)(int64_t)(p * 2))
+		status = pow_multiplied(b, n, p, r);
+	else
+		status = pow_exp_log(b, n, yid, r);
+	if (status == VNPU_SUCCESS && r != n->out[0])
+		status = ew(b, n, VNPU_OP_T_COPY, r, -1, n->out[0]);
 	return status;
 }
 
@@ -561,7 +691,8 @@ static int op_variadic(struct gbuild *b, struct gnode *n)
 
 	int integer;
 
-	if ((status = gop_check_attrs(n, NULL)) || (status = gop_need_inputs(n, 1, 16)) ||
+	if ((status = gop_check_attrs(n, NULL)) ||
+	    (status = gop_need_inputs(n, 1, GNODE_MAX_INPUTS)) ||
 	    (status = gop_single_output(n)))
 		return status;
 	/* Integer Max and Min: exact comparisons and selects, not fp32. */

@@ -3,7 +3,8 @@
 #
 # Exports standard PyTorch networks to ONNX with Debian's python3-torch and
 # python3-torchvision, the way a user deploys them: torch.onnx.export in
-# evaluation mode at the exporter's default operator set. No weights are
+# evaluation mode at the exporter's default operator set (14), and at the
+# highest it supports (17). No weights are
 # downloaded: every parameter and batch-normalization statistic is drawn
 # from torch.manual_seed(0), so the files are the same on every build.
 # Torch's own outputs for a fixed input are the reference:
@@ -34,6 +35,9 @@
 #                     whose weights and input are rounded to fp16, stored
 #                     as float16 (Documentation/onnx.rst gives the
 #                     tolerance and why)
+#   NAME_op17         each fp32 model above exported at operator set 17, the
+#                     highest torch 1.13 supports (the others are at its
+#                     default, 14)
 #   resnet18_int8, transformer_int8
 #                     the same networks quantised in ONNX's QDQ format:
 #                     QuantizeLinear/DequantizeLinear pairs on the input
@@ -131,6 +135,10 @@ MODELS = {
 
 # The float16 and int8 variants (of the models named before the suffix).
 FP16 = ["resnet18_fp16", "transformer_fp16", "resnet18_int8", "transformer_int8"]
+# Every fp32 model again at the highest operator set the exporter supports
+# (torch 1.13: 17, where LayerNormalization is one node).
+HIGHEST_OPSET = 17
+OPSET17 = [name + "_op17" for name in MODELS]
 
 # Inputs of the models that do not take an image, and their dynamic axes.
 INPUTS = {"transformer": (2, 16, 8), "recurrent": (12, 2, 8)}
@@ -273,8 +281,9 @@ def save_pb(path, array, name):
 
 def export(out, name):
     global QUANT_REF
-    base = name.rsplit("_", 1)[0] if name.endswith(("_fp16", "_int8")) else name
+    base = name.rsplit("_", 1)[0] if name.endswith(("_fp16", "_int8", "_op17")) else name
     fp16 = name.endswith("_fp16")
+    opset = HIGHEST_OPSET if name.endswith("_op17") else None
     model = MODELS[base]()
     torch.manual_seed(1)
     x = torch.rand(INPUTS.get(base, IMAGE))
@@ -289,7 +298,7 @@ def export(out, name):
         x = x.half().float()
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
-                      dynamic_axes=DYNAMIC.get(base))
+                      dynamic_axes=DYNAMIC.get(base), opset_version=opset)
     if fp16:
         onnx.save(to_fp16(onnx.load(path)), path)
     if name.endswith("_int8"):
@@ -317,7 +326,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     torch.set_num_threads(1)
-    for name in sys.argv[2:] or list(MODELS) + FP16:
+    for name in sys.argv[2:] or list(MODELS) + FP16 + OPSET17:
         export(out, name)
 
 

@@ -364,6 +364,24 @@ def bad(out):
         f.write(bytes([0xff] * 64) + good[64:])
 
 
+def variadic(out, rng):
+    """DenseNet-sized variadic nodes: a Sum of 20 inputs, a Concat of 41."""
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    parts = [x * (i + 1) for i in range(40)]
+    nodes = [helper.make_node("Mul", ["x", "k%d" % i], ["p%d" % i]) for i in range(40)]
+    nodes.append(helper.make_node("Sum", ["p%d" % i for i in range(20)], ["z"]))
+    nodes.append(helper.make_node("Concat", ["p%d" % i for i in range(40)] + ["z"], ["y"],
+                                  axis=1))
+    inits = [numpy_helper.from_array(np.array(i + 1, np.float32), "k%d" % i) for i in range(40)]
+    y = np.concatenate(parts + [sum(parts[:20])], axis=1)
+    g = helper.make_graph(nodes, "variadic",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 123])],
+                          inits)
+    save(model(g), os.path.join(out, "variadic.onnx"))
+    write_set(out, "variadic", [("x", x)], [("y", y)], {})
+
+
 def bad_operators(d, x):
     """One model per bad attribute or shape of an operator: bad/op_NAME.onnx."""
     any_y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
@@ -384,9 +402,14 @@ def bad_operators(d, x):
     one("slice_step0", "Slice", ["x", "st", "en", "ax", "sp"],
         {"st": i64(0), "en": i64(2), "ax": i64(1), "sp": i64(0)})
     one("gather_index", "Gather", ["x", "i"], {"i": i64(0, 9)}, axis=1)
+    one("scatternd_index", "ScatterND", ["x", "i", "u"],
+        {"i": np.array([[1, 4]], np.int64), "u": f32(5)})
+    one("scatternd_updates", "ScatterND", ["x", "i", "u"],
+        {"i": np.array([[1], [0]], np.int64), "u": np.ones((2, 3), np.float32)})
     one("pad_length", "Pad", ["x", "p"], {"p": i64(0, 1, 0)})
     one("clip_bounds", "Clip", ["x", "lo"], {"lo": f32(0, 1)})
-    one("pow_exponent", "Pow", ["x", "e"], {"e": f32(1.5)})
+    one("pow_exponent", "Pow", ["x", "e"], {"e": np.array([True])})
+    one("pow_shapes", "Pow", ["x", "e"], {"e": np.ones(3, np.float32)})
     one("tile_repeats", "Tile", ["x", "r"], {"r": i64(1, 2, 3)})
     one("expand_shape", "Expand", ["x", "s"], {"s": i64(3, 4)})
     one("depth_to_space", "DepthToSpace", ["x4"], {"x4": np.ones((1, 4, 2, 2), np.float32)},
@@ -460,6 +483,7 @@ def bad_operators(d, x):
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
     one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s2", "qz1", "qb", "s", "qz1", "s", "qz1"],
         {"qa": u8(2, 3), "qb": u8(3, 2), "s2": f32(0.1, 0.2), "s": f32(0.1), "qz1": u8(1)})
+    one("concat_inputs", "Concat", ["x"] * 257, {}, axis=0)
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
@@ -488,6 +512,7 @@ def main():
     int_large_k(out, rng)
     einsums(out, rng)
     pools_3d(out, rng)
+    variadic(out, rng)
     bad(out)
 
 

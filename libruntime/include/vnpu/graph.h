@@ -159,7 +159,8 @@ struct vnpu_graph_info {
  * @static_bytes: exact static memory: @weights_bytes + @io_bytes per workspace
  * @static_allocated: device bytes allocated for it (with alignment)
  * @arena_bytes: the planned arena of intermediate tensors, per workspace
- * @naive_bytes: every intermediate tensor in its own range, per workspace
+ * @naive_bytes: every intermediate tensor in its own range, each starting
+ *	64-byte aligned as in the arena, per workspace
  * @lower_bound: most intermediate bytes alive at one step, per workspace
  * @dynamic_allocated: device bytes allocated for the arenas
  * @total_allocated: @static_allocated + @dynamic_allocated
