@@ -8,8 +8,11 @@
  * CastLike (a view, a converting copy, or for the integer and bool
  * results the elementwise operators) and EyeLike (a constant).
  * Each but Cast is one or more T_COPY launches with the strides and
- * offsets that select, repeat or place the elements; indices, pads and
- * repeats are constants of the graph (folded or given at load).
+ * offsets that select, repeat or place the elements; pads and repeats are
+ * constants of the graph (folded or given at load), and so are Gather's
+ * indices unless given at run: then (or for constant indices in more than
+ * 4096 runs) Gather is one T_GATHER (uAPI 1.7), which reads them on the
+ * device.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -2,11 +2,12 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * ONNX operators that select elements by constant int64 indices (int64
- * tensors are constants of the graph): GatherElements and the losses over
- * class scores.
+ * ONNX operators that select elements by int64 indices: GatherElements
+ * and the losses over class scores (their targets constants of the graph).
  *
- *   GatherElements  y[i] = x[i with i[axis] replaced by indices[i]]
+ *   GatherElements  y[i] = x[i with i[axis] replaced by indices[i]]; with
+ *       indices given at run (or data that is not float), one T_GATHER
+ *       (uAPI 1.7) over the indices' shape
  *
  *   NegativeLogLikelihoodLoss  loss[n][d] = -input[n][t][d] * weight[t],
  *       t = target[n][d]; 0 where t is ignore_index; then the reduction
@@ -15,9 +16,9 @@
  *   SoftmaxCrossEntropyLoss    the same over LogSoftmax(scores) along the
  *       class axis, which is its second output log_prob
  *
- * A constant one-hot tensor H of the indices turns each selection into one
- * T_DOT over the selected axis: exact, except that a non-finite value at
- * a position not selected makes NaN (0 times inf).
+ * A constant one-hot tensor H of constant indices turns each selection
+ * into one T_DOT over the selected axis: exact, except that a non-finite
+ * value at a position not selected makes NaN (0 times inf).
  *
  * For the losses, the input is seen as [N, C, D] (D the product of the trailing
  * dimensions). The targets become, at load, a constant one-hot tensor H of

@@ -25,6 +25,8 @@
  *                   difference scaled by 2^254 and clamped to [0, 1]
  *   LRN             x / exp(beta log(bias + alpha avgpool(x^2) over channels))
  *   ArgMax ArgMin   T_ARGMAX, T_ARGMIN, the int32 indices widened to int64
+ *   TopK            T_TOPK (uAPI 1.7) into the values and int32 indices,
+ *                   widened to int64 as ArgMax's
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
  *   LayerNormalization, InstanceNormalization: mean and variance per row
