@@ -308,7 +308,7 @@ static int vnpu_t_check_pick(const struct drm_vnpu_tensor_args *t, int kind, u32
 	}
 }
 
-/* Zero strides nowhere but on the reduced axes (@reduced) of a @shape output. */
+/* Zero strides on the reduced axes (with @reduced_axes) and nowhere else of size above 1. */
 static bool vnpu_t_out_strides_ok(const struct drm_vnpu_tensor_args *t, u32 ndim,
 				  const u32 *shape, const u32 *stride, bool reduced_axes)
 {
