@@ -26,6 +26,8 @@ static inline u32 vnpu_dtype_size(u32 dt)
 	case DRM_VNPU_DTYPE_I8:
 	case DRM_VNPU_DTYPE_U8:
 		return 1;
+	case DRM_VNPU_DTYPE_I64:
+		return 8;
 	default:
 		return 4;
 	}
@@ -126,7 +128,7 @@ static inline u32 vnpu_dtype_load(const void *base, u32 dt, size_t i)
 	}
 }
 
-/* Element @i of the integer array of type @dt (I8, U8 or I32) at @base. */
+/* Element @i of the integer array of type @dt (I8, U8, I32 or I64) at @base. */
 static inline s64 vnpu_dtype_load_int(const void *base, u32 dt, size_t i)
 {
 	switch (dt) {
@@ -134,6 +136,8 @@ static inline s64 vnpu_dtype_load_int(const void *base, u32 dt, size_t i)
 		return ((const s8 *)base)[i];
 	case DRM_VNPU_DTYPE_U8:
 		return ((const u8 *)base)[i];
+	case DRM_VNPU_DTYPE_I64:
+		return ((const s64 *)base)[i];
 	default:
 		return ((const s32 *)base)[i];
 	}
@@ -157,6 +161,9 @@ static inline void vnpu_dtype_move(void *dst, size_t i, const void *src, size_t 
 		break;
 	case 2:
 		((u16 *)dst)[i] = ((const u16 *)src)[j];
+		break;
+	case 8:
+		((u64 *)dst)[i] = ((const u64 *)src)[j];
 		break;
 	default:
 		((u32 *)dst)[i] = ((const u32 *)src)[j];

@@ -165,8 +165,7 @@ static int vnpu_exec_cmd(struct vnpu_job *job, const struct vnpu_exec_cmd *cmd)
 				     ns_to_ktime(cmd->size));
 		break;
 	case DRM_VNPU_CMD_KERNEL:
-		vnpu_kernel_run(cmd->kop, job->engine, &job->aborted);
-		break;
+		return vnpu_kernel_run(cmd->kop, job->engine, &job->aborted);
 	case DRM_VNPU_CMD_HANG:
 		/* Idle, not uninterruptible: a long hang is not a hung task. */
 		wait_event_idle(job->engine->abort_wq, READ_ONCE(job->aborted));
@@ -362,7 +361,7 @@ static void vnpu_job_release_work(struct work_struct *work)
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i].obj);
 	for (i = 0; i < job->cmd_count; i++)
-		kfree(job->cmds[i].kop);
+		vnpu_kernel_op_free(job->cmds[i].kop);
 	vnpu_queue_state_put(job->qs);
 	if (job->engine)
 		dma_fence_put(job->hw_fence);

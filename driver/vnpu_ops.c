@@ -349,15 +349,16 @@ static void vnpu_run_gemm_i8(const struct vnpu_kernel_op *op, const bool *aborte
  * @engine: the engine executing it; large matrix products may also use
  *	the idle engines of its class (vnpu_gemm.c)
  * @aborted: checked between sections; the operator stops when it is set
+ *
+ * Return: 0, or the error that stops the job (vnpu_tensor_run()).
  */
-void vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
-		     const bool *aborted)
+int vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		    const bool *aborted)
 {
 	if (op->op >= DRM_VNPU_OP_T_COPY) {
 		if (op->op == DRM_VNPU_OP_T_DOT && vnpu_gemm_dot_run(op, engine, aborted))
-			return;
-		vnpu_tensor_run(op, aborted);
-		return;
+			return 0;
+		return vnpu_tensor_run(op, aborted);
 	}
 	switch (op->op) {
 	case DRM_VNPU_OP_GEMM:
@@ -377,4 +378,5 @@ void vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine
 		vnpu_run_elementwise(op, aborted);
 		break;
 	}
+	return 0;
 }

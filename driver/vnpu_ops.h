@@ -45,6 +45,9 @@ static inline u32 vnpu_t_reduce_start(u32 op)
  * @a: kernel address of A
  * @b: kernel address of B, or NULL
  * @c: kernel address of C
+ * @d: TOPK: kernel address of D, the indices; else NULL
+ * @scratch: TOPK: one row of keys and indices, allocated at submit
+ *	(vnpu_tensor_alloc()); else NULL
  * @t: tensor operators: the checked arguments, dimensions merged where the
  *	layout allows (vnpu_tensor_prepare())
  * @norm: BATCHNORM: kernel addresses of scale, bias, mean and var
@@ -66,16 +69,20 @@ struct vnpu_kernel_op {
 	const void *a;
 	const void *b;
 	void *c;
+	void *d;
+	void *scratch;
 	struct drm_vnpu_tensor_args t;
 	const void *norm[4];
 };
 
-/* Arrays of an operator: A, B, C and the four BATCHNORM arrays. */
-#define VNPU_KERNEL_MAX_ARRAYS 7
+/* Arrays of an operator: A, B, C, the four BATCHNORM arrays and D. */
+#define VNPU_KERNEL_MAX_ARRAYS 8
+/* Index of D in &struct vnpu_kernel_ranges. */
+#define VNPU_KERNEL_ARRAY_D 7
 
 /**
  * struct vnpu_kernel_ranges - device ranges a KERNEL command touches
- * @addr: device address of A, B, C, then scale, bias, mean and var
+ * @addr: device address of A, B, C, then scale, bias, mean and var, then D
  * @size: bytes of each array; 0 for an unused array
  */
 struct vnpu_kernel_ranges {
@@ -88,10 +95,12 @@ int vnpu_kernel_check(const struct drm_vnpu_kernel_args *args,
 int vnpu_tensor_check(const struct drm_vnpu_tensor_args *args,
 		      struct vnpu_kernel_ranges *ranges);
 void vnpu_tensor_prepare(struct drm_vnpu_tensor_args *t);
+int vnpu_tensor_alloc(struct vnpu_kernel_op *op);
+void vnpu_kernel_op_free(struct vnpu_kernel_op *op);
 struct vnpu_engine;
-void vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
-		     const bool *aborted);
-void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted);
+int vnpu_kernel_run(const struct vnpu_kernel_op *op, struct vnpu_engine *engine,
+		    const bool *aborted);
+int vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted);
 
 /* vnpu_gemm.c: the blocked matrix products. */
 int vnpu_gemm_init(void);

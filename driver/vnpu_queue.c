@@ -542,8 +542,10 @@ static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
 		if (IS_ERR(ptr[i]))
 			ret = PTR_ERR(ptr[i]);
 	}
+	if (!ret && op >= DRM_VNPU_OP_T_COPY)
+		ret = vnpu_tensor_alloc(kop);
 	if (ret) {
-		kfree(kop);
+		vnpu_kernel_op_free(kop);
 		return ret;
 	}
 
@@ -551,6 +553,7 @@ static int vnpu_job_resolve_kernel(struct vnpu_job *job, struct drm_file *file,
 	kop->a = ptr[0];
 	kop->b = ptr[1];
 	kop->c = ptr[2];
+	kop->d = ptr[VNPU_KERNEL_ARRAY_D];
 	if (op < DRM_VNPU_OP_T_COPY) {
 		kop->flags = args.flags;
 		kop->m = args.m;

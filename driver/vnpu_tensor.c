@@ -21,12 +21,21 @@
  * window elements, plus one window) between kernel_fpu_begin() and
  * kernel_fpu_end(), with cond_resched() and the abort check between
  * sections, as the 2-D operators do.
+ *
+ * GATHER (uAPI 1.7) moves A's elements at the indices B holds, as COPY
+ * moves them, and stops the job with -ERANGE at an index out of range.
+ * TOPK (1.7) sorts each row of A along its axis with sort() on a scratch
+ * array of keys and indices allocated at submit (vnpu_tensor_alloc()),
+ * one row per section: integer keys, no FPU.
  */
 
 #include <linux/fpu.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 
 #include <drm/vnpu_accel.h>
 
@@ -44,6 +53,8 @@ enum vnpu_t_kind {
 	VNPU_T_SOFTMAX,	/* over @axes, C like A */
 	VNPU_T_WINDOW,	/* IM2COL and the pools */
 	VNPU_T_NORM,	/* BATCHNORM */
+	VNPU_T_GATHER,	/* GATHER: A at B's indices along @axes */
+	VNPU_T_TOPK,	/* TOPK: C and D along @axes */
 };
 
 static int vnpu_t_kind(u32 op)
@@ -84,6 +95,10 @@ static int vnpu_t_kind(u32 op)
 		return VNPU_T_WINDOW;
 	case DRM_VNPU_OP_T_BATCHNORM:
 		return VNPU_T_NORM;
+	case DRM_VNPU_OP_T_GATHER:
+		return VNPU_T_GATHER;
+	case DRM_VNPU_OP_T_TOPK:
+		return VNPU_T_TOPK;
 	default:
 		return -EINVAL;
 	}
@@ -101,6 +116,8 @@ static u32 vnpu_t_flags(u32 op)
 		return DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD;
 	if (vnpu_t_is_arg(op))
 		return DRM_VNPU_TENSOR_SELECT_LAST | DRM_VNPU_TENSOR_INDEX_FP32;
+	if (op == DRM_VNPU_OP_T_TOPK)
+		return DRM_VNPU_TENSOR_SMALLEST;
 	return 0;
 }
 
@@ -174,11 +191,22 @@ static int vnpu_t_check_dtypes(const struct drm_vnpu_tensor_args *t, int kind, b
 {
 	static const u8 no_pad[sizeof(t->pad)];
 
-	if (t->dtype_a > DRM_VNPU_DTYPE_I32 || t->dtype_b > DRM_VNPU_DTYPE_I32 ||
-	    t->dtype_c > DRM_VNPU_DTYPE_I32 || memcmp(t->pad, no_pad, sizeof(no_pad)))
+	if (t->dtype_a > DRM_VNPU_DTYPE_I64 || t->dtype_b > DRM_VNPU_DTYPE_I64 ||
+	    t->dtype_c > DRM_VNPU_DTYPE_I64 || memcmp(t->pad, no_pad, sizeof(no_pad)))
 		return -EINVAL;
 	if (!uses_b && t->dtype_b)
 		return -EINVAL;
+	/* GATHER moves A to C of its type at int32 or int64 indices. */
+	if (kind == VNPU_T_GATHER)
+		return t->dtype_a == t->dtype_c && (t->dtype_b == DRM_VNPU_DTYPE_I32 ||
+						    t->dtype_b == DRM_VNPU_DTYPE_I64) ? 0 : -EINVAL;
+	/* Elsewhere int64 is only copied to int64. */
+	if (t->dtype_a == DRM_VNPU_DTYPE_I64 || t->dtype_b == DRM_VNPU_DTYPE_I64 ||
+	    t->dtype_c == DRM_VNPU_DTYPE_I64)
+		return t->op == DRM_VNPU_OP_T_COPY && t->dtype_a == t->dtype_c ? 0 : -EINVAL;
+	/* TOPK moves A's elements to C of A's type; D holds int32 indices. */
+	if (kind == VNPU_T_TOPK)
+		return t->dtype_a == t->dtype_c ? 0 : -EINVAL;
 	if (t->op == DRM_VNPU_OP_T_COPY || t->op == DRM_VNPU_OP_T_IM2COL)
 		return t->dtype_a == t->dtype_c || vnpu_dtype_is_float(t->dtype_c) ? 0 : -EINVAL;
 	if (t->op == DRM_VNPU_OP_T_WHERE)
@@ -247,6 +275,56 @@ static int vnpu_t_check_norm(const struct drm_vnpu_tensor_args *t, struct vnpu_k
 	return 0;
 }
 
+/*
+ * The members of 1.7: @k, and D of TOPK. Sets C's length along the axis
+ * (TOPK: @k) in @cshape and A's (GATHER: @k) in @ashape.
+ */
+static int vnpu_t_check_pick(const struct drm_vnpu_tensor_args *t, int kind, u32 *cshape,
+			     u32 *ashape)
+{
+	static const u8 no_pad[sizeof(t->pad2)];
+	u32 d = t->axes ? __ffs(t->axes) : 0;
+
+	if (memcmp(t->pad2, no_pad, sizeof(no_pad)))
+		return -EINVAL;
+	if (kind != VNPU_T_TOPK &&
+	    (t->d || t->dtype_d || !vnpu_t_all_zero(t->stride_d, 0, DRM_VNPU_TENSOR_MAX_DIMS)))
+		return -EINVAL;
+	switch (kind) {
+	case VNPU_T_GATHER:
+		if (!vnpu_dim_ok(t->k))
+			return -EINVAL;
+		ashape[d] = t->k;
+		return 0;
+	case VNPU_T_TOPK:
+		if (!t->k || t->k > t->shape[d] || t->shape[d] > DRM_VNPU_TOPK_MAX_AXIS ||
+		    t->dtype_d != DRM_VNPU_DTYPE_I32 || t->d % 4 ||
+		    !vnpu_t_all_zero(t->stride_d, t->ndim, DRM_VNPU_TENSOR_MAX_DIMS))
+			return -EINVAL;
+		cshape[d] = t->k;
+		return 0;
+	default:
+		return t->k ? -EINVAL : 0;
+	}
+}
+
+/* Zero strides on the reduced axes (with @reduced_axes) and nowhere else of size above 1. */
+static bool vnpu_t_out_strides_ok(const struct drm_vnpu_tensor_args *t, u32 ndim,
+				  const u32 *shape, const u32 *stride, bool reduced_axes)
+{
+	u32 d;
+
+	if (!vnpu_t_all_zero(stride, ndim, DRM_VNPU_TENSOR_MAX_DIMS))
+		return false;
+	for (d = 0; d < ndim; d++) {
+		bool reduced = reduced_axes && (t->axes & BIT(d));
+
+		if (reduced ? stride[d] != 0 : shape[d] > 1 && !stride[d])
+			return false;
+	}
+	return true;
+}
+
 /**
  * vnpu_tensor_check - check the arguments of a tensor operator
  * @t: the arguments, copied from device memory
@@ -259,9 +337,10 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 {
 	static const struct drm_vnpu_tensor_window no_window;
 	static const struct drm_vnpu_tensor_norm no_norm;
-	u32 cshape[DRM_VNPU_TENSOR_MAX_DIMS], cndim = t->ndim, d, sa, sb, sc;
+	u32 cshape[DRM_VNPU_TENSOR_MAX_DIMS], ashape[DRM_VNPU_TENSOR_MAX_DIMS];
+	u32 cndim = t->ndim, d, sa, sb, sc;
 	int kind = vnpu_t_kind(t->op);
-	bool over_axes, c_reduced, uses_b, in_place_ok;
+	bool over_axes, one_axis, c_reduced, uses_b, in_place_ok;
 	u64 points = 1;
 	int ret;
 
@@ -275,6 +354,7 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 		if (!vnpu_dim_ok(t->shape[d]))
 			return -EINVAL;
 		cshape[d] = t->shape[d];
+		ashape[d] = t->shape[d];
 		if (check_mul_overflow(points, (u64)t->shape[d], &points))
 			return -EINVAL;
 	}
@@ -284,10 +364,12 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 		return -EINVAL;
 
 	over_axes = kind == VNPU_T_REDUCE || kind == VNPU_T_DOT || kind == VNPU_T_SOFTMAX;
-	if (over_axes ? !t->axes || t->axes >> t->ndim : t->axes)
+	one_axis = kind == VNPU_T_GATHER || kind == VNPU_T_TOPK;
+	if (one_axis ? hweight32(t->axes) != 1 || t->axes >> t->ndim :
+	    over_axes ? !t->axes || t->axes >> t->ndim : t->axes)
 		return -EINVAL;
 	c_reduced = kind == VNPU_T_REDUCE || kind == VNPU_T_DOT;
-	uses_b = kind == VNPU_T_BINARY || kind == VNPU_T_DOT;
+	uses_b = kind == VNPU_T_BINARY || kind == VNPU_T_DOT || kind == VNPU_T_GATHER;
 	in_place_ok = kind == VNPU_T_UNARY || kind == VNPU_T_BINARY ||
 		      kind == VNPU_T_SOFTMAX || kind == VNPU_T_NORM;
 	ret = vnpu_t_check_dtypes(t, kind, uses_b);
@@ -296,6 +378,9 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 	sa = vnpu_dtype_size(t->dtype_a);
 	sb = vnpu_dtype_size(t->dtype_b);
 	sc = vnpu_dtype_size(t->dtype_c);
+	ret = vnpu_t_check_pick(t, kind, cshape, ashape);
+	if (ret)
+		return ret;
 
 	if (kind == VNPU_T_WINDOW) {
 		ret = vnpu_t_check_window(t, cshape, &cndim, &points);
@@ -317,14 +402,14 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 		return -EINVAL;
 	}
 
-	/* The output: zero strides exactly on the reduced axes. */
-	if (!vnpu_t_all_zero(t->stride_c, cndim, DRM_VNPU_TENSOR_MAX_DIMS))
+	/* The outputs: zero strides exactly on the reduced axes. */
+	if (!vnpu_t_out_strides_ok(t, cndim, cshape, t->stride_c, c_reduced))
 		return -EINVAL;
-	for (d = 0; d < cndim; d++) {
-		bool reduced = c_reduced && (t->axes & BIT(d));
-
-		if (reduced ? t->stride_c[d] != 0 : cshape[d] > 1 && !t->stride_c[d])
+	if (kind == VNPU_T_TOPK) {
+		if (!vnpu_t_out_strides_ok(t, cndim, cshape, t->stride_d, false))
 			return -EINVAL;
+		r->addr[VNPU_KERNEL_ARRAY_D] = t->d;
+		r->size[VNPU_KERNEL_ARRAY_D] = vnpu_span(cndim, cshape, t->stride_d) * 4;
 	}
 
 	if (t->a % sa || t->c % sc)
@@ -333,7 +418,7 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 		return -EINVAL;
 
 	r->addr[0] = t->a;
-	r->size[0] = vnpu_span(t->ndim, t->shape, t->stride_a) * sa;
+	r->size[0] = vnpu_span(t->ndim, ashape, t->stride_a) * sa;
 	r->addr[1] = t->b;
 	r->size[1] = uses_b ? vnpu_span(t->ndim, t->shape, t->stride_b) * sb : 0;
 	r->addr[2] = t->c;
@@ -348,10 +433,13 @@ int vnpu_tensor_check(const struct drm_vnpu_tensor_args *t, struct vnpu_kernel_r
 	    !(in_place_ok && t->dtype_b == t->dtype_c &&
 	      vnpu_t_in_place(t->c, t->stride_c, t->b, t->stride_b, t->ndim, t->shape)))
 		return -EINVAL;
-	/* BATCHNORM reads its arrays while it writes C. */
+	/* BATCHNORM reads its arrays while it writes C; TOPK writes C and D. */
 	for (d = 3; d < VNPU_KERNEL_MAX_ARRAYS; d++)
 		if (r->size[d] && vnpu_t_overlap(t->c, r->size[2], r->addr[d], r->size[d]))
 			return -EINVAL;
+	if (kind == VNPU_T_TOPK &&
+	    vnpu_t_overlap(t->d, r->size[VNPU_KERNEL_ARRAY_D], t->a, r->size[0]))
+		return -EINVAL;
 	return 0;
 }
 
@@ -367,12 +455,14 @@ static void vnpu_t_drop_dim(struct drm_vnpu_tensor_args *t, u32 d)
 		t->stride_a[d] = t->stride_a[d + 1];
 		t->stride_b[d] = t->stride_b[d + 1];
 		t->stride_c[d] = t->stride_c[d + 1];
+		t->stride_d[d] = t->stride_d[d + 1];
 	}
 	t->ndim--;
 	t->shape[t->ndim] = 0;
 	t->stride_a[t->ndim] = 0;
 	t->stride_b[t->ndim] = 0;
 	t->stride_c[t->ndim] = 0;
+	t->stride_d[t->ndim] = 0;
 }
 
 /* Whether dimension @d + 1 continues dimension @d in @stride. */
@@ -389,17 +479,19 @@ static bool vnpu_t_contiguous(const u32 *shape, const u32 *stride, u32 d)
  * when both are (or are not) in @axes and every tensor steps over the
  * pair as over one dimension. The result walks the same elements in the
  * same order; @ndim may become 0 (a single point). The window operators
- * and BATCHNORM, whose dimensions have meanings, are left as they are.
+ * and BATCHNORM, whose dimensions have meanings, are left as they are;
+ * the axis of GATHER and TOPK stays, whatever its size.
  */
 void vnpu_tensor_prepare(struct drm_vnpu_tensor_args *t)
 {
 	int kind = vnpu_t_kind(t->op);
+	bool keep_axis = kind == VNPU_T_GATHER || kind == VNPU_T_TOPK;
 	u32 d;
 
 	if (kind == VNPU_T_WINDOW || kind == VNPU_T_NORM)
 		return;
 	for (d = 0; d < t->ndim;) {
-		if (t->shape[d] == 1)
+		if (t->shape[d] == 1 && !(keep_axis && (t->axes & BIT(d))))
 			vnpu_t_drop_dim(t, d);
 		else
 			d++;
@@ -411,7 +503,8 @@ void vnpu_tensor_prepare(struct drm_vnpu_tensor_args *t)
 		    !!(t->axes & BIT(d)) == !!(t->axes & BIT(d + 1)) &&
 		    vnpu_t_contiguous(t->shape, t->stride_a, d) &&
 		    vnpu_t_contiguous(t->shape, t->stride_b, d) &&
-		    vnpu_t_contiguous(t->shape, t->stride_c, d)) {
+		    vnpu_t_contiguous(t->shape, t->stride_c, d) &&
+		    vnpu_t_contiguous(t->shape, t->stride_d, d)) {
 			/* Dimension d + 1 takes the product; d goes. */
 			t->shape[d + 1] = merged;
 			t->shape[d] = 1;
@@ -701,14 +794,168 @@ static void vnpu_t_run_pool(const struct vnpu_kernel_op *op, const bool *aborted
 	}
 }
 
+/*
+ * GATHER: C[i] = A[i with i[d] replaced by B[i]], moved as COPY moves;
+ * -ERANGE at the first index outside -k..k - 1, which is not read.
+ */
+static int vnpu_t_run_gather(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	const struct drm_vnpu_tensor_args *t = &op->t;
+	struct drm_vnpu_tensor_args all = *t;
+	u32 d = __ffs(t->axes);
+	u64 step = t->stride_a[d], left, done = 0;
+	s64 len = t->k;
+	struct vnpu_iter it;
+
+	/* Every dimension walks; A steps along d by the index, not by i[d]. */
+	all.axes = 0;
+	all.stride_a[d] = 0;
+	vnpu_iter_init(&it, &all, false);
+	for (left = vnpu_iter_points(&it); left; ) {
+		u32 n = min_t(u64, vnpu_iter_run(&it), left), i;
+		u32 sa = it.stride[0][it.ndim - 1];
+		u32 sb = it.stride[1][it.ndim - 1];
+		u32 sc = it.stride[2][it.ndim - 1];
+
+		for (i = 0; i < n; i++) {
+			s64 x = vnpu_dtype_load_int(op->b, t->dtype_b, it.off[1] + (size_t)i * sb);
+
+			if (x < 0)
+				x += len;
+			if (x < 0 || x >= len)
+				return -ERANGE;
+			vnpu_dtype_move(op->c, it.off[2] + (size_t)i * sc, op->a,
+					it.off[0] + (size_t)i * sa + (u64)x * step, t->dtype_a);
+		}
+		vnpu_iter_advance(&it, n);
+		left -= n;
+		if (!vnpu_t_count(&done, n, aborted))
+			return 0;
+	}
+	return 0;
+}
+
+/* One element of a TOPK row: its sort key and its index along the axis. */
+struct vnpu_topk_entry {
+	s64 key;
+	u32 index;
+};
+
+/*
+ * The order of element @i of A (type @dt) as an integer: integers as they
+ * are; fp32 and fp16 (exactly widened) by sign and magnitude, so that -0
+ * and +0 are equal; NaN above every number.
+ */
+static s64 vnpu_topk_key(const void *a, u32 dt, size_t i)
+{
+	u32 f;
+
+	if (!vnpu_dtype_is_float(dt))
+		return vnpu_dtype_load_int(a, dt, i);
+	f = vnpu_dtype_load(a, dt, i);
+	if ((f & 0x7fffffff) > 0x7f800000)
+		return S64_MAX;
+	return f & 0x80000000 ? -(s64)(f & 0x7fffffff) : (s64)f;
+}
+
+/* Largest first; equal keys by lower index first. */
+static int vnpu_topk_cmp_down(const void *x, const void *y)
+{
+	const struct vnpu_topk_entry *p = x, *q = y;
+
+	if (p->key != q->key)
+		return p->key > q->key ? -1 : 1;
+	return p->index < q->index ? -1 : p->index > q->index;
+}
+
+/* Smallest first; equal keys by lower index first. */
+static int vnpu_topk_cmp_up(const void *x, const void *y)
+{
+	const struct vnpu_topk_entry *p = x, *q = y;
+
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	return p->index < q->index ? -1 : p->index > q->index;
+}
+
+/* TOPK: each row along d sorted in the scratch; one row per section. */
+static int vnpu_t_run_topk(const struct vnpu_kernel_op *op, const bool *aborted)
+{
+	const struct drm_vnpu_tensor_args *t = &op->t;
+	struct drm_vnpu_tensor_args rows = *t;
+	struct vnpu_topk_entry *e = op->scratch;
+	u32 d = __ffs(t->axes), n = t->shape[d], j;
+	u32 sa = t->stride_a[d], sc = t->stride_c[d], sd = t->stride_d[d];
+	bool smallest = t->flags & DRM_VNPU_TENSOR_SMALLEST;
+	s32 *out_d = op->d;
+	struct vnpu_iter it;
+	u64 left;
+
+	/* The rows: every dimension but d; D walks in B's place. */
+	memcpy(rows.stride_b, t->stride_d, sizeof(rows.stride_b));
+	vnpu_iter_init(&it, &rows, false);
+	for (left = vnpu_iter_points(&it); left; left--) {
+		if (!vnpu_t_continue(aborted))
+			return 0;
+		for (j = 0; j < n; j++) {
+			e[j].key = vnpu_topk_key(op->a, t->dtype_a, it.off[0] + (size_t)j * sa);
+			e[j].index = j;
+		}
+		sort(e, n, sizeof(*e), smallest ? vnpu_topk_cmp_up : vnpu_topk_cmp_down, NULL);
+		for (j = 0; j < t->k; j++) {
+			vnpu_dtype_move(op->c, it.off[2] + (size_t)j * sc, op->a,
+					it.off[0] + (size_t)e[j].index * sa, t->dtype_a);
+			out_d[it.off[1] + (size_t)j * sd] = e[j].index;
+		}
+		vnpu_iter_advance(&it, 1);
+	}
+	return 0;
+}
+
+/**
+ * vnpu_tensor_alloc - allocate what a checked operator needs to run
+ * @op: the operator, @op->t prepared
+ *
+ * TOPK gets its scratch row (at most %DRM_VNPU_TOPK_MAX_AXIS entries).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vnpu_tensor_alloc(struct vnpu_kernel_op *op)
+{
+	if (op->t.op != DRM_VNPU_OP_T_TOPK)
+		return 0;
+	op->scratch = kvmalloc_array(op->t.shape[__ffs(op->t.axes)],
+				     sizeof(struct vnpu_topk_entry), GFP_KERNEL);
+	return op->scratch ? 0 : -ENOMEM;
+}
+
+/**
+ * vnpu_kernel_op_free - free a resolved operator and its scratch
+ * @op: the operator, or NULL
+ */
+void vnpu_kernel_op_free(struct vnpu_kernel_op *op)
+{
+	if (!op)
+		return;
+	kvfree(op->scratch);
+	kfree(op);
+}
+
 /**
  * vnpu_tensor_run - execute a tensor operator
  * @op: the resolved operator (@op->t prepared)
  * @aborted: checked between sections; the operator stops when it is set
+ *
+ * Return: 0, or -ERANGE for a GATHER index out of range (the operator
+ * stops there).
  */
-void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted)
+int vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted)
 {
 	switch (vnpu_t_kind(op->t.op)) {
+	case VNPU_T_GATHER:
+		return vnpu_t_run_gather(op, aborted);
+	case VNPU_T_TOPK:
+		return vnpu_t_run_topk(op, aborted);
 	case VNPU_T_REDUCE:
 	case VNPU_T_DOT:
 		vnpu_t_run_reduce(op, aborted);
@@ -731,4 +978,5 @@ void vnpu_tensor_run(const struct vnpu_kernel_op *op, const bool *aborted)
 			vnpu_t_run_map(op, aborted);
 		break;
 	}
+	return 0;
 }

@@ -7,7 +7,9 @@
  * and operator, and leaves the device's memory as it was; a good model
  * runs, on one and on two streams, and gives back all of its memory; a
  * model with uint8 input, bool intermediates and int32 output matches
- * numpy's integers exactly.
+ * numpy's integers exactly; int64 indices given at run (Gather,
+ * GatherElements) and TopK match numpy, and an index out of range fails
+ * the run.
  *
  * The models are generated at build time by tools/onnx/gen-models.py into
  * build/onnx (run from the repository root).
@@ -208,6 +210,16 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'concat_inputs' (Concat)", "257 inputs and 1 outputs (at most 256 and 4" } },
 		{ "qlinearconv_bias", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'qlinearconv_bias' (QLinearConv)", "bias input B is not supported" } },
+		{ "gather_run_type", VNPU_ERROR_INVALID_MODEL,
+		  { "'gather_run_type' (Gather)", "indices 'fi' of element type 1" } },
+		{ "gather_elements_rank", VNPU_ERROR_INVALID_MODEL,
+		  { "'gather_elements_rank' (GatherElements)", "indices of rank 3, the data's is 2" } },
+		{ "topk_k", VNPU_ERROR_INVALID_MODEL, { "'topk_k' (TopK)", "k 5 out of range 1..4" } },
+		{ "topk_k_zero", VNPU_ERROR_INVALID_MODEL, { "'topk_k_zero' (TopK)", "k 0 out of range" } },
+		{ "topk_axis", VNPU_ERROR_INVALID_MODEL, { "'topk_axis' (TopK)", "axis 2 out of range" } },
+		{ "topk_largest", VNPU_ERROR_INVALID_MODEL, { "'topk_largest' (TopK)", "largest 2" } },
+		{ "topk_k_at_run", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'topk_k_at_run' (TopK)", "k must be a constant" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -263,9 +275,9 @@ TEST_F(graph, int64_inputs_are_constants_given_at_load)
 	struct vnpu_graph g = { 0 };
 	const char *path = MODELS "/bad/shape_input.onnx";
 
-	/* Not given: refused, with what to do. */
+	/* Not given: refused by the node that needs it at load. */
 	expect_refused(_metadata, self, "bad/shape_input.onnx", VNPU_ERROR_NOT_SUPPORTED,
-		       (const char *const[]){ "'shape' is int64", "constants", NULL });
+		       (const char *const[]){ "'reshape' (Reshape)", "must be a constant", NULL });
 	/* Given wrong: each refused, naming the constant, nothing allocated. */
 	opts.constants = NULL;
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_graph_load_file(self->ctx, path, &opts, &g));
@@ -417,9 +429,10 @@ static void run_model(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *se
 		      const char *model, uint32_t streams)
 {
 	struct vnpu_graph_options opts = { .streams = streams };
-	struct vnpu_host_tensor in, want, got;
+	struct vnpu_host_tensor in, want[2] = { 0 }, got[2] = { 0 };
 	struct vnpu_graph_memory mem;
 	struct vnpu_stream s[2] = { self->stream };
+	struct vnpu_graph_info info;
 	struct vnpu_graph g;
 	char path[256], why[256];
 
@@ -434,22 +447,31 @@ static void run_model(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *se
 	EXPECT_EQ(mem.static_allocated + mem.dynamic_allocated, mem.total_allocated);
 	snprintf(path, sizeof(path), MODELS "/%s/test_data_set_0/input_0.pb", model);
 	ASSERT_EQ(VNPU_SUCCESS, vnpu_host_tensor_read_file(path, &in));
-	snprintf(path, sizeof(path), MODELS "/%s/test_data_set_0/output_0.pb", model);
-	ASSERT_EQ(VNPU_SUCCESS, vnpu_host_tensor_read_file(path, &want));
-	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_output_desc(g, 0, &got));
-	got.data = calloc(1, got.size);
-	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, s, streams, &in, &got));
-	EXPECT_TRUE(vnpu_host_tensor_allclose(&got, &want, VNPU_CMP_RTOL, VNPU_CMP_ATOL, why,
-					      sizeof(why))) TH_LOG("%s", why);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_get_info(g, &info));
+	ASSERT_GE(2, info.num_outputs);
+	for (uint32_t o = 0; o < info.num_outputs; o++) {
+		snprintf(path, sizeof(path), MODELS "/%s/test_data_set_0/output_%u.pb", model, o);
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_host_tensor_read_file(path, &want[o]));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_output_desc(g, o, &got[o]));
+		got[o].data = calloc(1, got[o].size);
+	}
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, s, streams, &in, got));
+	for (uint32_t o = 0; o < info.num_outputs; o++) {
+		EXPECT_TRUE(vnpu_host_tensor_allclose(&got[o], &want[o], VNPU_CMP_RTOL,
+						      VNPU_CMP_ATOL, why, sizeof(why)))
+			TH_LOG("output %u: %s", o, why);
+	}
 	/* The device's memory use is what the report says, and goes back. */
 	EXPECT_LE(self->baseline + mem.total_allocated, used_now(self->ctx));
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
 	if (streams > 1)
 		vnpu_stream_destroy(s[1], 0);
 	EXPECT_EQ(self->baseline, used_settled(self->ctx, self->baseline));
-	free(got.data);
+	for (uint32_t o = 0; o < 2; o++) {
+		free(got[o].data);
+		vnpu_host_tensor_free(&want[o]);
+	}
 	vnpu_host_tensor_free(&in);
-	vnpu_host_tensor_free(&want);
 }
 
 TEST_F(graph, mlp_matches_numpy)
@@ -594,6 +616,48 @@ TEST_F(graph, pools_3d_match_numpy)
 TEST_F(graph, variadic_nodes_of_many_inputs_match_numpy)
 {
 	run_model(_metadata, self, "variadic", 1);
+}
+
+/*
+ * int64 inputs at run (uAPI 1.7): an embedding of token ids (Gather),
+ * GatherElements, negative indices among them; TopK's values and int64
+ * indices.
+ */
+TEST_F(graph, indices_given_at_run_match_numpy)
+{
+	static const char *const models[] = { "embedding", "gather_elements_run", "topk" };
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * A token id out of range fails the run (the device's -ERANGE), reported
+ * on the stream; the graph and the memory are as before.
+ */
+TEST_F(graph, index_out_of_range_at_run_fails_the_run)
+{
+	int64_t ids[15] = { 0 };
+	float y[60];
+	struct vnpu_host_tensor in = { .dtype = VNPU_DTYPE_INT64, .rank = 2, .dims = { 3, 5 },
+				       .data = ids, .size = sizeof(ids) };
+	struct vnpu_host_tensor out = { .data = y, .size = sizeof(y) };
+	struct vnpu_stream s;
+	struct vnpu_graph g;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_graph_load_file(self->ctx, MODELS "/embedding.onnx", NULL, &g));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, 0, 0, &s));
+	ids[7] = 10;	/* the table has 10 rows */
+	EXPECT_EQ(VNPU_ERROR_DEVICE_FAULT, vnpu_graph_run(g, &s, 1, &in, &out));
+	TH_LOG("%s", vnpu_graph_error_message());
+	vnpu_stream_destroy(s, 0);
+	/* On a good stream the same ids less the bad one run. */
+	ids[7] = -10;
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_run(g, &self->stream, 1, &in, &out));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_graph_destroy(g));
+	EXPECT_EQ(self->baseline, used_settled(self->ctx, self->baseline));
 }
 
 TEST_HARNESS_MAIN

@@ -5,7 +5,9 @@
  * Description: ONNX's backend node tests (Debian's libonnx-testdata) on a
  * vnpu device. Every test directory holds model.onnx and
  * test_data_set_N/{input,output}_K.pb. The model is loaded for each data
- * set, with the set's int64 inputs (shapes and axes) given as constants
+ * set with every input given at run (int64 indices too: Gather and
+ * GatherElements read them on the device); if the loader refuses that,
+ * with the set's int64 inputs (shapes and axes) given as constants
  * (vnpu_graph_options.constants), and all its inputs when the loader wants
  * an operator's parameter constant (Resize's scales or roi, which exporters
  * store as initializers). A model the graph loader rejects as not
@@ -46,10 +48,11 @@ static int file_exists(const char *path)
 enum outcome { PASSED, FAILED, UNSUPPORTED };
 
 /*
- * Loads and runs one data set of a test. Its int64 inputs (shapes and axes)
- * are given to the loader as constants, the others to the run; if the
- * loader then wants an operator's parameter constant, every input is given
- * at load.
+ * Loads and runs one data set of a test. Every input is given to the run;
+ * if the loader refuses that and there are int64 inputs, those (shapes and
+ * axes) are given to the loader as constants, the others to the run; if
+ * the loader then wants an operator's parameter constant, every input is
+ * given at load.
  */
 static enum outcome run_set(struct vnpu_context ctx, struct vnpu_stream s, const char *dir,
 			    int set, char *why, size_t whylen)
@@ -82,13 +85,20 @@ static enum outcome run_set(struct vnpu_context ctx, struct vnpu_stream s, const
 		}
 		if (in[nin].dtype == VNPU_DTYPE_INT64)
 			consts[nconst++] = in[nin];
-		else
-			runs[nrun++] = in[nin];
+		runs[nrun++] = in[nin];
 	}
-	opts.constants = consts;
-	opts.num_constants = nconst;
 	snprintf(path, sizeof(path), "%s/model.onnx", dir);
 	status = vnpu_graph_load_file(ctx, path, &opts, &g);
+	if (status == VNPU_ERROR_NOT_SUPPORTED && nconst) {
+		/* int64 inputs the loader needs (shapes, axes): given at load. */
+		nrun = 0;
+		for (uint32_t i = 0; i < nin; i++)
+			if (in[i].dtype != VNPU_DTYPE_INT64)
+				runs[nrun++] = in[i];
+		opts.constants = consts;
+		opts.num_constants = nconst;
+		status = vnpu_graph_load_file(ctx, path, &opts, &g);
+	}
 	if (status == VNPU_ERROR_NOT_SUPPORTED &&
 	    strstr(vnpu_graph_error_message(), "must be a constant")) {
 		/*
@@ -97,6 +107,7 @@ static enum outcome run_set(struct vnpu_context ctx, struct vnpu_stream s, const
 		 * set again, every input given at load.
 		 */
 		memcpy(consts, in, nin * sizeof(*in));
+		opts.constants = consts;
 		opts.num_constants = nconst = nin;
 		nrun = 0;
 		status = vnpu_graph_load_file(ctx, path, &opts, &g);

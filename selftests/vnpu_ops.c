@@ -26,6 +26,8 @@
  *   integer operands (uAPI 1.5): exact (rounding to nearest even, saturation)
  *   EQUAL, LESS, LESS_EQUAL, WHERE (uAPI 1.6): exact, int32 beyond 2^24,
  *     NaN, infinities and signed zeros included
+ *   GATHER, TOPK (uAPI 1.7): bit exact, indices exact; ties by index,
+ *     NaN above every number; an index out of range fails the job
  */
 #include <math.h>
 
@@ -1018,7 +1020,7 @@ TEST_F(ops, bad_arguments)
 		stmt;							\
 		bad[n++] = (struct bad_case){ desc, t, err_ };		\
 	} while (0)
-	BAD("op past the last", g, -EINVAL, t.op = DRM_VNPU_OP_T_WHERE + 1);
+	BAD("op past the last", g, -EINVAL, t.op = DRM_VNPU_OP_T_TOPK + 1);
 	BAD("op 0xffffffff", g, -EINVAL, t.op = 0xffffffff);
 	BAD("flags on add", g, -EINVAL, t.flags = 1);
 	BAD("count_include_pad on maxpool", pool, -EINVAL,
@@ -1485,7 +1487,7 @@ TEST_F(ops, dtype_bad_arguments)
 	h.dtype_a = h.dtype_b = h.dtype_c = DRM_VNPU_DTYPE_F16;
 #define BAD(w, base, e, mutate) \
 	do { t = base; mutate; bad[n++] = (struct bad_case){ w, t, e }; } while (0)
-	BAD("dtype_a unknown", g, -EINVAL, t.dtype_a = DRM_VNPU_DTYPE_I32 + 1);
+	BAD("dtype_a unknown", g, -EINVAL, t.dtype_a = DRM_VNPU_DTYPE_I64 + 1);
 	BAD("dtype_b unknown", g, -EINVAL, t.dtype_b = 0xff);
 	BAD("dtype_c unknown", g, -EINVAL, t.dtype_c = 0x80);
 	BAD("pad", g, -EINVAL, t.pad[4] = 1);
@@ -1860,6 +1862,382 @@ TEST_F(ops, compare_where_bad_arguments)
 	/* The same where with uint8 C and A runs. */
 	t = bad[3].args;
 	t.dtype_a = DRM_VNPU_DTYPE_U8;
+	EXPECT_EQ(1, run(self, &t));
+}
+
+/*
+ * GATHER (uAPI 1.7) of one case: A dense of @ashape, the iteration space
+ * @shape with the axis @axis, B's strides @sb over it; indices from @idx
+ * (B int32 or int64), A of 4 or 8 bytes. Checks C against the reference.
+ */
+struct gather_case {
+	uint32_t ndim, axis;
+	uint32_t ashape[MAXD], shape[MAXD], sb[MAXD];
+};
+
+static void check_gather(struct __test_metadata *_metadata, struct _test_data_ops *self,
+			 const struct gather_case *gc, uint8_t dtype_b, uint8_t dtype_a,
+			 unsigned int seed)
+{
+	uint32_t sa[MAXD], sc[MAXD], idx[MAXD];
+	uint64_t oa, ob, oc, na = points_of(gc->ndim, gc->ashape), nc = points_of(gc->ndim, gc->shape);
+	uint64_t nb = 1, save = self->next;
+	unsigned int esz = dtype_a == DRM_VNPU_DTYPE_I64 ? 8 : 4, bsz = dtype_b == DRM_VNPU_DTYPE_I64 ? 8 : 4;
+	int32_t len = (int32_t)gc->ashape[gc->axis];
+	char *a, *b, *c;
+	int bad = 0;
+
+	for (uint32_t d = 0; d < gc->ndim; d++)
+		nb += (uint64_t)(gc->shape[d] - 1) * gc->sb[d];
+	a = (char *)carve(self, na * esz / 4, seed, &oa);
+	b = (char *)carve(self, nb * bsz / 4, seed + 1, &ob);
+	c = (char *)carve(self, nc * esz / 4, seed + 2, &oc);
+	ASSERT_TRUE(a && b && c);
+	for (uint64_t i = 0; i < na * esz / 4; i++)
+		((uint32_t *)a)[i] = (uint32_t)(i * 2654435761u);
+	for (uint64_t i = 0; i < nb; i++) {
+		/* Every index from -len to len - 1. */
+		int64_t v = (int64_t)(rand_r(&seed) % (2 * len)) - len;
+
+		if (bsz == 8)
+			((int64_t *)b)[i] = v;
+		else
+			((int32_t *)b)[i] = (int32_t)v;
+	}
+	dense(gc->ndim, gc->ashape, sa);
+	dense(gc->ndim, gc->shape, sc);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_GATHER, .ndim = gc->ndim, .axes = 1u << gc->axis,
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc), .k = (uint32_t)len,
+		.dtype_a = dtype_a, .dtype_b = dtype_b, .dtype_c = dtype_a,
+	};
+	memcpy(t.shape, gc->shape, sizeof(t.shape));
+	memcpy(t.stride_a, sa, sizeof(sa));
+	memcpy(t.stride_b, gc->sb, sizeof(t.stride_b));
+	memcpy(t.stride_c, sc, sizeof(sc));
+	ASSERT_EQ(1, run(self, &t));
+	for (uint64_t p = 0; p < nc; p++) {
+		uint64_t ib, ia;
+		int64_t x;
+
+		unravel(p, gc->ndim, gc->shape, idx);
+		ib = offset(gc->ndim, idx, gc->sb);
+		x = bsz == 8 ? ((int64_t *)b)[ib] : ((int32_t *)b)[ib];
+		idx[gc->axis] = (uint32_t)(x < 0 ? x + len : x);
+		ia = offset(gc->ndim, idx, sa);
+		if (memcmp(c + p * esz, a + ia * esz, esz) && bad++ < 5)
+			TH_LOG("point %llu: index %lld", (unsigned long long)p, (long long)x);
+	}
+	EXPECT_EQ(0, bad);
+	self->next = save;
+}
+
+/*
+ * GATHER: ONNX's Gather (indices flattened into the axis, broadcast over
+ * the rest) and GatherElements (indices of C's shape), each axis, negative
+ * indices, int32 and int64 indices, int64 and fp32 data, runs across the
+ * 1024-point sections.
+ */
+TEST_F(ops, gather_against_reference)
+{
+	static const struct gather_case cases[] = {
+		/* Gather: data 4 x 6 x 5, 9 indices along each axis. */
+		{ 3, 0, { 6, 4, 5 }, { 9, 4, 5 }, { 1, 0, 0 } },
+		{ 3, 1, { 4, 6, 5 }, { 4, 9, 5 }, { 0, 1, 0 } },
+		{ 3, 2, { 4, 5, 6 }, { 4, 5, 9 }, { 0, 0, 1 } },
+		/* One index: the axis of size 1 stays. */
+		{ 3, 1, { 4, 6, 5 }, { 4, 1, 5 }, { 0, 1, 0 } },
+		/* An embedding: 50 x 16 table, 300 token ids. */
+		{ 2, 0, { 50, 16 }, { 300, 16 }, { 1, 0 } },
+		/* GatherElements: indices of C's shape, smaller than the data. */
+		{ 2, 1, { 3, 7 }, { 3, 5 }, { 5, 1 } },
+		{ 3, 0, { 4, 3, 5 }, { 6, 3, 4 }, { 12, 4, 1 } },
+	};
+	unsigned int seed = 300;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		check_gather(_metadata, self, &cases[i], DRM_VNPU_DTYPE_I64, DRM_VNPU_DTYPE_F32,
+			     seed++);
+		check_gather(_metadata, self, &cases[i], DRM_VNPU_DTYPE_I32, DRM_VNPU_DTYPE_F32,
+			     seed++);
+		check_gather(_metadata, self, &cases[i], DRM_VNPU_DTYPE_I64, DRM_VNPU_DTYPE_I64,
+			     seed++);
+	}
+}
+
+/* An index out of range stops the job with -ERANGE; nothing past it is read. */
+TEST_F(ops, gather_index_out_of_range_fails_the_job)
+{
+	static const int64_t bad_idx[] = { 6, -7, INT64_MAX, INT64_MIN };
+	uint64_t oa, ob, oc;
+	float *a = carve(self, 6, 310, &oa), *c = carve(self, 4, 311, &oc);
+	int64_t *b = (int64_t *)carve(self, 8, 312, &ob);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_GATHER, .ndim = 1, .axes = 1, .shape = { 4 },
+		.stride_a = { 1 }, .stride_b = { 1 }, .stride_c = { 1 }, .k = 6,
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc),
+		.dtype_b = DRM_VNPU_DTYPE_I64,
+	};
+
+	ASSERT_TRUE(a && b && c);
+	for (size_t i = 0; i < ARRAY_SIZE(bad_idx); i++) {
+		b[0] = 0, b[1] = 5, b[2] = -6, b[3] = -1;
+		b[i % 4] = bad_idx[i];
+		EXPECT_EQ(-ERANGE, run(self, &t)) TH_LOG("index %lld", (long long)bad_idx[i]);
+	}
+	/* The same indices in range run. */
+	b[0] = 0, b[1] = 5, b[2] = -6, b[3] = -1;
+	ASSERT_EQ(1, run(self, &t));
+	EXPECT_EQ(0, memcmp(&c[0], &a[0], 4));
+	EXPECT_EQ(0, memcmp(&c[1], &a[5], 4));
+	EXPECT_EQ(0, memcmp(&c[2], &a[0], 4));
+	EXPECT_EQ(0, memcmp(&c[3], &a[5], 4));
+}
+
+/* Whether element i of a row precedes element j in TOPK's order. */
+static int topk_before(const float *x, size_t stride, uint32_t i, uint32_t j, int smallest)
+{
+	float u = x[i * stride], v = x[j * stride];
+
+	if (isnan(u) || isnan(v)) {
+		if (isnan(u) && isnan(v))
+			return i < j;
+		return smallest ? isnan(v) : isnan(u);
+	}
+	if (u == v)
+		return i < j;
+	return smallest ? u < v : u > v;
+}
+
+/*
+ * TOPK along each axis of fp32 rows with ties, signed zeros and NaNs,
+ * largest and smallest, several k, C and D strided; int32 A; a row of
+ * 3000 elements.
+ */
+TEST_F(ops, topk_against_reference)
+{
+	static const uint32_t shapes[][3] = { { 3, 7, 5 }, { 2, 3000, 2 } };
+	unsigned int seed = 320;
+	int bad = 0;
+
+	for (size_t si = 0; si < ARRAY_SIZE(shapes); si++) {
+		const uint32_t *shape = shapes[si];
+		uint64_t na = points_of(3, shape), oa, oc, od, save = self->next;
+		float *a = carve(self, na, seed++, &oa);
+
+		ASSERT_NE(NULL, a);
+		for (uint64_t i = 0; i < na; i++) {
+			/* Few distinct values: many ties. */
+			a[i] = (float)(rand_r(&seed) % 9) - 4.0f;
+			if (i % 13 == 5)
+				a[i] = NAN;
+			if (i % 17 == 3)
+				a[i] = -0.0f;
+		}
+		for (uint32_t axis = 0; axis < 3; axis++) {
+			uint32_t n = shape[axis], ks[3] = { 1, (n + 1) / 2, n };
+
+			for (int ks_smallest = 0; ks_smallest < 6; ks_smallest++) {
+				int kk = ks_smallest / 2, smallest = ks_smallest % 2;
+				uint32_t k = ks[kk], cshape[3], sa[MAXD], sc[MAXD], idx[3], sel[3000];
+				uint64_t nc, save2 = self->next;
+				float *c;
+				int32_t *dd;
+				struct drm_vnpu_tensor_args t = {
+					.op = DRM_VNPU_OP_T_TOPK, .ndim = 3, .axes = 1u << axis,
+					.flags = smallest ? DRM_VNPU_TENSOR_SMALLEST : 0, .k = k,
+					.dtype_d = DRM_VNPU_DTYPE_I32,
+				};
+
+				memcpy(cshape, shape, sizeof(cshape));
+				cshape[axis] = k;
+				nc = points_of(3, cshape);
+				c = carve(self, nc, seed++, &oc);
+				dd = (int32_t *)carve(self, 2 * nc, seed++, &od);
+				ASSERT_TRUE(c && dd);
+				dense(3, shape, sa);
+				dense(3, cshape, sc);
+				memcpy(t.shape, shape, 3 * sizeof(*shape));
+				memcpy(t.stride_a, sa, sizeof(t.stride_a));
+				memcpy(t.stride_c, sc, sizeof(t.stride_c));
+				/* D every other element. */
+				for (int d = 0; d < 3; d++)
+					t.stride_d[d] = 2 * sc[d];
+				t.a = ADDR(oa);
+				t.c = ADDR(oc);
+				t.d = ADDR(od);
+				ASSERT_EQ(1, run(self, &t))
+					TH_LOG("shape %zu axis %u k %u smallest %d", si, axis, k, smallest);
+				for (uint64_t p = 0; p < nc; p++) {
+					uint64_t base;
+					uint32_t j;
+
+					unravel(p, 3, cshape, idx);
+					j = idx[axis];
+					if (j)
+						continue;
+					idx[axis] = 0;
+					base = offset(3, idx, sa);
+					/* The reference: selection by the order, k times. */
+					for (uint32_t i = 0; i < n; i++)
+						sel[i] = i;
+					for (uint32_t r = 0; r < k; r++) {
+						uint32_t best = r;
+
+						for (uint32_t q = r + 1; q < n; q++)
+							if (topk_before(a + base, sa[axis], sel[q], sel[best],
+									smallest))
+								best = q;
+						uint32_t tmp = sel[r];
+
+						sel[r] = sel[best];
+						sel[best] = tmp;
+						idx[axis] = r;
+						if ((dd[2 * offset(3, idx, sc)] != (int32_t)sel[r] ||
+						     memcmp(&c[offset(3, idx, sc)],
+							    &a[base + (uint64_t)sel[r] * sa[axis]], 4)) &&
+						    bad++ < 5)
+							TH_LOG("shape %zu axis %u k %u smallest %d row %llu: #%u index %d want %u",
+							       si, axis, k, smallest, (unsigned long long)p, r,
+							       dd[2 * offset(3, idx, sc)], sel[r]);
+					}
+				}
+				self->next = save2;
+				/* Quick: the long rows with k = 1 only. */
+				if (si == 1 && n > 100 && ks_smallest == 1)
+					break;
+			}
+		}
+		self->next = save;
+	}
+	EXPECT_EQ(0, bad);
+}
+
+/* TOPK of int32 A: exact integers beyond 2^24, C of int32. */
+TEST_F(ops, topk_of_integers_is_exact)
+{
+	uint64_t oa, oc, od;
+	int32_t *a = (int32_t *)carve(self, 6, 330, &oa), *c = (int32_t *)carve(self, 3, 331, &oc);
+	int32_t *dd = (int32_t *)carve(self, 3, 332, &od);
+	struct drm_vnpu_tensor_args t = {
+		.op = DRM_VNPU_OP_T_TOPK, .ndim = 1, .axes = 1, .shape = { 6 }, .k = 3,
+		.stride_a = { 1 }, .stride_c = { 1 }, .stride_d = { 1 },
+		.a = ADDR(oa), .c = ADDR(oc), .d = ADDR(od),
+		.dtype_a = DRM_VNPU_DTYPE_I32, .dtype_c = DRM_VNPU_DTYPE_I32,
+		.dtype_d = DRM_VNPU_DTYPE_I32,
+	};
+	static const int32_t v[6] = { 16777217, 16777216, -5, 16777217, INT32_MIN, 7 };
+
+	ASSERT_TRUE(a && c && dd);
+	memcpy(a, v, sizeof(v));
+	ASSERT_EQ(1, run(self, &t));
+	EXPECT_EQ(16777217, c[0]);
+	EXPECT_EQ(0, dd[0]);
+	EXPECT_EQ(16777217, c[1]);
+	EXPECT_EQ(3, dd[1]);
+	EXPECT_EQ(16777216, c[2]);
+	EXPECT_EQ(1, dd[2]);
+	t.flags = DRM_VNPU_TENSOR_SMALLEST;
+	ASSERT_EQ(1, run(self, &t));
+	EXPECT_EQ(INT32_MIN, c[0]);
+	EXPECT_EQ(4, dd[0]);
+	EXPECT_EQ(-5, c[1]);
+	EXPECT_EQ(7, c[2]);
+	EXPECT_EQ(5, dd[2]);
+}
+
+/* Bad arguments of GATHER and TOPK: refused at submit, nothing runs. */
+TEST_F(ops, gather_topk_bad_arguments)
+{
+	uint64_t oa, ob, oc, od;
+	struct drm_vnpu_tensor_args ga, tk, t;
+	struct bad_case bad[48];
+	int i, n = 0;
+
+	carve(self, 1024, 340, &oc);
+	carve(self, 1024, 341, &oa);
+	carve(self, 1024, 342, &ob);
+	carve(self, 1024, 343, &od);
+	memset(PTR(oc), 0, 4096);
+	memset(PTR(ob), 0, 4096);
+	/* Gather of 4 rows of 8 of a 10 x 8 table. */
+	ga = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_GATHER, .ndim = 2, .axes = 1, .shape = { 4, 8 }, .k = 10,
+		.stride_a = { 8, 1 }, .stride_b = { 1, 0 }, .stride_c = { 8, 1 },
+		.a = ADDR(oa), .b = ADDR(ob), .c = ADDR(oc), .dtype_b = DRM_VNPU_DTYPE_I32,
+	};
+	/* Top 3 of 4 rows of 8. */
+	tk = (struct drm_vnpu_tensor_args){
+		.op = DRM_VNPU_OP_T_TOPK, .ndim = 2, .axes = 2, .shape = { 4, 8 }, .k = 3,
+		.stride_a = { 8, 1 }, .stride_c = { 3, 1 }, .stride_d = { 3, 1 },
+		.a = ADDR(oa), .c = ADDR(oc), .d = ADDR(od), .dtype_d = DRM_VNPU_DTYPE_I32,
+	};
+#define BAD(w, base, e, mutate) \
+	do { t = base; mutate; bad[n++] = (struct bad_case){ w, t, e }; } while (0)
+	BAD("gather without axes", ga, -EINVAL, t.axes = 0);
+	BAD("gather over two axes", ga, -EINVAL, t.axes = 3);
+	BAD("gather axis past ndim", ga, -EINVAL, t.axes = 4);
+	BAD("gather k 0", ga, -EINVAL, t.k = 0);
+	BAD("gather k too large", ga, -EINVAL, t.k = DRM_VNPU_KERNEL_MAX_DIM + 1);
+	BAD("gather fp32 indices", ga, -EINVAL, t.dtype_b = DRM_VNPU_DTYPE_F32);
+	BAD("gather int8 indices", ga, -EINVAL, t.dtype_b = DRM_VNPU_DTYPE_I8);
+	BAD("gather A and C of two types", ga, -EINVAL, t.dtype_c = DRM_VNPU_DTYPE_F16);
+	BAD("gather with flags", ga, -EINVAL, t.flags = DRM_VNPU_TENSOR_SMALLEST);
+	BAD("gather with D", ga, -EINVAL, t.d = ADDR(od));
+	BAD("gather with dtype_d", ga, -EINVAL, t.dtype_d = DRM_VNPU_DTYPE_I32);
+	BAD("gather with stride_d", ga, -EINVAL, t.stride_d[0] = 1);
+	BAD("gather C overlapping A", ga, -EINVAL, t.c = t.a + 4);
+	BAD("gather C overlapping B", ga, -EINVAL, t.c = t.b);
+	BAD("gather A span past the buffer (k)", ga, -EACCES,
+	    (t.a = self->b.addr + BUF_SIZE - 4 * 40, t.k = 6));
+	BAD("gather without B", ga, -EACCES, t.b = 0);
+	BAD("gather int64 indices misaligned", ga, -EINVAL,
+	    (t.dtype_b = DRM_VNPU_DTYPE_I64, t.b += 4));
+	BAD("pad2", ga, -EINVAL, t.pad2[1] = 1);
+	BAD("topk k 0", tk, -EINVAL, t.k = 0);
+	BAD("topk k above the axis", tk, -EINVAL, (t.k = 9, t.stride_c[0] = 9, t.stride_d[0] = 9));
+	BAD("topk without axes", tk, -EINVAL, t.axes = 0);
+	BAD("topk over two axes", tk, -EINVAL, t.axes = 3);
+	BAD("topk axis too long", tk, -EINVAL,
+	    (t.ndim = 1, t.shape[0] = DRM_VNPU_TOPK_MAX_AXIS + 1, t.shape[1] = 0, t.axes = 1,
+	     t.stride_a[1] = t.stride_c[1] = t.stride_d[1] = 0,
+	     t.stride_a[0] = t.stride_c[0] = t.stride_d[0] = 1));
+	BAD("topk unknown flag", tk, -EINVAL, t.flags = DRM_VNPU_TENSOR_SELECT_LAST);
+	BAD("topk D int64", tk, -EINVAL, t.dtype_d = DRM_VNPU_DTYPE_I64);
+	BAD("topk D fp32", tk, -EINVAL, t.dtype_d = DRM_VNPU_DTYPE_F32);
+	BAD("topk C of another type", tk, -EINVAL, t.dtype_c = DRM_VNPU_DTYPE_F16);
+	BAD("topk int64 A", tk, -EINVAL,
+	    (t.dtype_a = t.dtype_c = DRM_VNPU_DTYPE_I64));
+	BAD("topk with B", tk, -EINVAL, (t.b = ADDR(ob), t.stride_b[1] = 1));
+	BAD("topk D overlapping C", tk, -EINVAL, t.d = t.c + 8);
+	BAD("topk D overlapping A", tk, -EINVAL, t.d = t.a);
+	BAD("topk C overlapping A", tk, -EINVAL, t.c = t.a + 4);
+	BAD("topk D stride 0 on a kept axis", tk, -EINVAL, t.stride_d[0] = 0);
+	BAD("topk D stride past ndim", tk, -EINVAL, t.stride_d[2] = 1);
+	BAD("topk D misaligned", tk, -EINVAL, t.d += 2);
+	BAD("topk D outside the buffers", tk, -EACCES, t.d = 0x10);
+	BAD("k of another operator", ga, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_ADD, t.axes = 0, t.k = 1, t.dtype_b = 0, t.stride_b[1] = 1));
+	BAD("int64 C of an add", ga, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_ADD, t.axes = 0, t.k = 0, t.dtype_b = 0, t.stride_b[1] = 1,
+	     t.dtype_a = t.dtype_c = DRM_VNPU_DTYPE_I64));
+	BAD("copy int32 to int64", ga, -EINVAL,
+	    (t.op = DRM_VNPU_OP_T_COPY, t.axes = 0, t.k = 0, t.dtype_b = 0, t.b = 0,
+	     memset(t.stride_b, 0, sizeof(t.stride_b)), t.dtype_a = DRM_VNPU_DTYPE_I32,
+	     t.dtype_c = DRM_VNPU_DTYPE_I64));
+#undef BAD
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(bad[i].err, submit_bad(self, &bad[i].args, sizeof(bad[i].args), oc))
+			TH_LOG("%s", bad[i].what);
+	/* Nothing ran: the FILL before each bad command never executed. */
+	usleep(20000);
+	EXPECT_EQ(0, *(uint32_t *)PTR(oc));
+	/* The good ones run; a 1.6 caller's 232 bytes have no k: refused. */
+	EXPECT_EQ(1, run(self, &ga));
+	EXPECT_EQ(1, run(self, &tk));
+	EXPECT_EQ(-EINVAL, submit_bad(self, &tk, DRM_VNPU_TENSOR_ARGS_SIZE_V2, oc));
+	t = bad[n - 1].args;
+	t.dtype_a = DRM_VNPU_DTYPE_I64;
 	EXPECT_EQ(1, run(self, &t));
 }
 

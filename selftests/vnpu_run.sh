@@ -4,8 +4,9 @@
 # Description: vnpu-run on the generated models (build/onnx): outputs match
 # numpy's on one stream, on two streams and split across two devices,
 # --output-dir writes TensorProto files that match too, the memory report
-# has its four lines, an int64 input (a shape) becomes a constant given at
-# load, --warmup runs untimed before the --repeat runs, a bad model or
+# has its four lines, int64 token ids are given to the run (an embedding)
+# while an int64 input that is a shape becomes a constant given at load,
+# --warmup runs untimed before the --repeat runs, a bad model or
 # input is refused with status 1 and a bad count with status 2.
 # kselftest TAP.
 set -u
@@ -36,7 +37,7 @@ check() {	# LABEL MODEL ARGS...: runs and checks against the model's test data
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..15"
 check mlp-one-stream mlp
 check branches-two-streams branches --streams 2
 check mlp-split-across-two-devices mlp --devices 2
@@ -65,14 +66,20 @@ rc=$?
 sed 's/^/# /' "$out/log"
 [ $rc = 1 ] && grep -q "MISMATCH" "$out/log"
 ok $? wrong-expected-output-is-a-mismatch
-# An int64 input (Reshape's shape) is given to the loader as a constant.
+# int64 token ids are given to the run: a Gather on the device.
+check int64-ids-are-given-to-the-run embedding
+! grep -q "given at load instead" "$out/log"
+ok $? int64-ids-are-not-constants
+# An int64 input that is a shape (Reshape's) is refused at run: given to
+# the loader as a constant instead, saying so.
 t=/usr/share/libonnx-testdata/data/node/test_reshape_reduced_dims
 $run $t/model.onnx --input $t/test_data_set_0/input_0.pb --input $t/test_data_set_0/input_1.pb \
 	--check-outputs $t/test_data_set_0/output_0.pb >"$out/log" 2>&1
 rc=$?
 sed 's/^/# /' "$out/log"
-[ $rc = 0 ] && grep -q "matches" "$out/log"
-ok $? int64-input-is-a-constant-of-the-graph
+[ $rc = 0 ] && grep -q "matches" "$out/log" &&
+	grep -q "int64 inputs given at load instead.*must be a constant" "$out/log"
+ok $? int64-shape-input-is-a-constant-of-the-graph
 check mlp-warmup-then-timed-runs mlp --warmup 2 --repeat 3
 grep -q "3 run(s) after 2 warm-up run(s): [0-9.]* ms per run" "$out/log"
 ok $? warmup-runs-are-reported-apart-from-the-timed-ones

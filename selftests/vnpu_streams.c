@@ -718,7 +718,7 @@ TEST_F(st, tensor_bad_input_is_refused)
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, NULL));
 	t = ok; t.op = VNPU_OP_ADD;	/* a 2-D operator */
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
-	t = ok; t.op = VNPU_OP_T_WHERE + 1;	/* past the last operator */
+	t = ok; t.op = VNPU_OP_T_TOPK + 1;	/* past the last operator */
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
 	t = ok; t.ndim = 7;
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor(self->s, &t));
@@ -776,6 +776,65 @@ TEST_F(st, typed_tensor_launch)
 	bad = ty; bad.b = VNPU_ELEM_F32;
 	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_typed(self->s, &t, &bad));
 	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+}
+
+/*
+ * vnpu_launch_tensor_ext(): the top 2 of a row and their indices, a
+ * gather at int64 indices; bad members; an index out of range fails the
+ * stream's work with VNPU_ERROR_DEVICE_FAULT.
+ */
+TEST_F(st, tensor_ext_launch)
+{
+	float buf[64] = { 0 }, x[5] = { 3.0f, -1.0f, 7.0f, 7.0f, 0.5f }, c[2];
+	int64_t idx[3] = { 4, -5, 2 };
+	int32_t dd[2];
+	uint64_t d = upload(self->ctx, buf, sizeof(buf));
+	struct vnpu_tensor top = { .op = VNPU_OP_T_TOPK, .ndim = 1, .axes = 1, .shape = { 5 },
+				   .a = d, .c = d + 64, .stride_a = { 1 }, .stride_c = { 1 } };
+	struct vnpu_tensor gat = { .op = VNPU_OP_T_GATHER, .ndim = 1, .axes = 1, .shape = { 3 },
+				   .a = d, .b = d + 128, .c = d + 192, .stride_a = { 1 },
+				   .stride_b = { 1 }, .stride_c = { 1 } };
+	struct vnpu_tensor_types gty = { VNPU_ELEM_F32, VNPU_ELEM_I64, VNPU_ELEM_F32 };
+	struct vnpu_tensor_ext ext = { .k = 2, .d = d + 96, .stride_d = { 1 } };
+	struct vnpu_tensor_ext gext = { .k = 5 }, bad;
+	struct vnpu_stream s2;
+	float g[3];
+
+	ASSERT_NE(0, d);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, d, x, sizeof(x)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, d + 128, idx, sizeof(idx)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_tensor_ext(self->s, &top, NULL, &ext));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_launch_tensor_ext(self->s, &gat, &gty, &gext));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, c, d + 64, sizeof(c)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, dd, d + 96, sizeof(dd)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_dtoh(self->ctx, g, d + 192, sizeof(g)));
+	EXPECT_EQ(7.0f, c[0]);
+	EXPECT_EQ(7.0f, c[1]);
+	EXPECT_EQ(2, dd[0]);
+	EXPECT_EQ(3, dd[1]);
+	EXPECT_EQ(0.5f, g[0]);
+	EXPECT_EQ(3.0f, g[1]);
+	EXPECT_EQ(7.0f, g[2]);
+
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_ext(self->s, &top, NULL, NULL));
+	bad = ext; bad.k = 0;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_ext(self->s, &top, NULL, &bad));
+	bad = ext; bad.d = d + 4096;	/* D outside the allocation */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_ext(self->s, &top, NULL, &bad));
+	bad = ext; bad.k = 6;		/* more than the axis: the driver refuses */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_ext(self->s, &top, NULL, &bad));
+	bad = gext; bad.k = 100;	/* A's axis leaves the allocation */
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_launch_tensor_ext(self->s, &gat, &gty, &bad));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_synchronize(self->s, VNPU_TIMEOUT_INFINITE));
+
+	/* Index 5 of 5 elements, on a stream of its own: the work fails. */
+	idx[1] = 5;
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_memcpy_htod(self->ctx, d + 128, idx, sizeof(idx)));
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_stream_create(self->ctx, VNPU_PRIORITY_NORMAL, 0, &s2));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_launch_tensor_ext(s2, &gat, &gty, &gext));
+	EXPECT_EQ(VNPU_ERROR_DEVICE_FAULT, vnpu_stream_synchronize(s2, VNPU_TIMEOUT_INFINITE));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_stream_destroy(s2, 0));
 }
 
 TEST(device_reset_fails_queued_work_and_recovers)

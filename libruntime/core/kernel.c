@@ -146,6 +146,8 @@ static unsigned int elem_size(uint8_t type)
 	case VNPU_ELEM_I8:
 	case VNPU_ELEM_U8:
 		return 1;
+	case VNPU_ELEM_I64:
+		return 8;
 	default:
 		return 0;
 	}
@@ -163,15 +165,19 @@ static int tensor_array_ok(struct vnpu_ctx *ctx, uint64_t addr, uint64_t elems,
  * the driver's arguments. The driver checks every other rule.
  */
 static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
-		       const struct vnpu_tensor_types *types, struct drm_vnpu_tensor_args *args)
+		       const struct vnpu_tensor_types *types, const struct vnpu_tensor_ext *ext,
+		       struct drm_vnpu_tensor_args *args)
 {
 	static const struct vnpu_tensor_types f32;
+	static const struct vnpu_tensor_ext none;
 	unsigned int sa, sb, sc;
+	uint32_t ashape[VNPU_TENSOR_MAX_DIMS], axis = 0;
 	int window = t->op == VNPU_OP_T_IM2COL || t->op == VNPU_OP_T_MAXPOOL ||
 		     t->op == VNPU_OP_T_AVGPOOL;
 	int has_b = (t->op >= VNPU_OP_T_ADD && t->op <= VNPU_OP_T_MIN) ||
 		    t->op == VNPU_OP_T_DOT ||
-		    (t->op >= VNPU_OP_T_EQUAL && t->op <= VNPU_OP_T_WHERE);
+		    (t->op >= VNPU_OP_T_EQUAL && t->op <= VNPU_OP_T_GATHER);
+	int one_axis = t->op == VNPU_OP_T_GATHER || t->op == VNPU_OP_T_TOPK;
 	const struct vnpu_tensor_window *w = &t->window;
 	union { float f; uint32_t u; } eps = { t->norm.epsilon };
 	uint32_t out[VNPU_TENSOR_MAX_DIMS];
@@ -179,16 +185,33 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 
 	if (!types)
 		types = &f32;
+	if (!ext)
+		ext = &none;
 	sa = elem_size(types->a);
 	sb = elem_size(types->b);
 	sc = elem_size(types->c);
-	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_WHERE || !t->ndim ||
+	if (t->op < VNPU_OP_T_COPY || t->op > VNPU_OP_T_TOPK || !t->ndim ||
 	    t->ndim > VNPU_TENSOR_MAX_DIMS || (window && t->ndim != 4) || !sa || !sb || !sc)
 		return VNPU_ERROR_INVALID_VALUE;
+	if (one_axis) {
+		/* One axis; A (GATHER) or C and D (TOPK) have @k elements on it. */
+		if (!t->axes || (t->axes & (t->axes - 1)) || t->axes >> t->ndim || !ext->k ||
+		    ext->k > DRM_VNPU_KERNEL_MAX_DIM)
+			return VNPU_ERROR_INVALID_VALUE;
+		axis = (uint32_t)__builtin_ctz(t->axes);
+	}
 	for (uint32_t d = 0; d < t->ndim; d++) {
 		if (!t->shape[d] || t->shape[d] > DRM_VNPU_KERNEL_MAX_DIM)
 			return VNPU_ERROR_INVALID_VALUE;
 		out[d] = t->shape[d];
+		ashape[d] = t->shape[d];
+	}
+	if (t->op == VNPU_OP_T_GATHER)
+		ashape[axis] = ext->k;
+	if (t->op == VNPU_OP_T_TOPK) {
+		out[axis] = ext->k;
+		if (!tensor_array_ok(ctx, ext->d, span(t->ndim, out, ext->stride_d), 4))
+			return VNPU_ERROR_INVALID_VALUE;
 	}
 	if (window) {
 		if (!w->out_h || !w->out_w || !w->kernel_h || !w->kernel_w ||
@@ -206,7 +229,7 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 			out[3] = w->out_w;
 		}
 	}
-	if (!tensor_array_ok(ctx, t->a, span(t->ndim, t->shape, t->stride_a), sa) ||
+	if (!tensor_array_ok(ctx, t->a, span(t->ndim, ashape, t->stride_a), sa) ||
 	    !tensor_array_ok(ctx, t->c, span(out_ndim, out, t->stride_c), sc))
 		return VNPU_ERROR_INVALID_VALUE;
 	if (has_b ? !tensor_array_ok(ctx, t->b, span(t->ndim, t->shape, t->stride_b), sb) :
@@ -254,18 +277,22 @@ static int tensor_args(struct vnpu_ctx *ctx, const struct vnpu_tensor *t,
 	args->dtype_a = types->a;
 	args->dtype_b = types->b;
 	args->dtype_c = types->c;
+	args->k = ext->k;
+	args->d = ext->d;
+	memcpy(args->stride_d, ext->stride_d, sizeof(args->stride_d));
+	args->dtype_d = t->op == VNPU_OP_T_TOPK ? DRM_VNPU_DTYPE_I32 : 0;
 	return VNPU_SUCCESS;
 }
 
 /* Bytes of one argument slot: room for either argument layout. */
-#define KERNEL_SLOT 256
+#define KERNEL_SLOT 320
 _Static_assert(sizeof(struct drm_vnpu_kernel_args) <= KERNEL_SLOT, "slot");
 _Static_assert(sizeof(struct drm_vnpu_tensor_args) <= KERNEL_SLOT, "slot");
 
 /* Submits a KERNEL command for @k (the 2-D layout) or else @t (N-d). */
 static int launch_args(struct vnpu_stream handle, const struct vnpu_kernel *k,
 		       const struct vnpu_tensor *t, const struct vnpu_tensor_types *types,
-		       const char *what)
+		       const struct vnpu_tensor_ext *ext, const char *what)
 {
 	struct drm_vnpu_cmd cmd = { .opcode = DRM_VNPU_CMD_KERNEL };
 	union {
@@ -284,9 +311,14 @@ static int launch_args(struct vnpu_stream handle, const struct vnpu_kernel *k,
 		status = kernel_args(s->ctx, k, &args.kernel);
 		cmd.size = sizeof(args.kernel);
 	} else {
-		status = tensor_args(s->ctx, t, types, &args.tensor);
-		/* fp32 only: the size of 1.4, which every driver of 1.4 takes. */
-		cmd.size = types ? sizeof(args.tensor) : DRM_VNPU_TENSOR_ARGS_SIZE_V1;
+		status = tensor_args(s->ctx, t, types, ext, &args.tensor);
+		/*
+		 * fp32 only: the size of 1.4, which every driver of 1.4 takes;
+		 * typed: of 1.5, which drivers of 1.5 and 1.6 take; the members
+		 * of 1.7: the whole struct.
+		 */
+		cmd.size = ext ? sizeof(args.tensor) : types ? DRM_VNPU_TENSOR_ARGS_SIZE_V2 :
+		       DRM_VNPU_TENSOR_ARGS_SIZE_V1;
 	}
 	pthread_mutex_lock(&s->lock);
 	if (status == VNPU_SUCCESS && !s->kernel_args)
@@ -314,7 +346,7 @@ int vnpu_launch_kernel(struct vnpu_stream handle, const struct vnpu_kernel *k)
 
 	if (!k)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	return launch_args(handle, k, NULL, NULL, "vnpu_launch_kernel");
+	return launch_args(handle, k, NULL, NULL, NULL, "vnpu_launch_kernel");
 }
 
 int vnpu_launch_tensor(struct vnpu_stream handle, const struct vnpu_tensor *t)
@@ -323,7 +355,7 @@ int vnpu_launch_tensor(struct vnpu_stream handle, const struct vnpu_tensor *t)
 
 	if (!t)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	return launch_args(handle, NULL, t, NULL, "vnpu_launch_tensor");
+	return launch_args(handle, NULL, t, NULL, NULL, "vnpu_launch_tensor");
 }
 
 int vnpu_launch_tensor_typed(struct vnpu_stream handle, const struct vnpu_tensor *t,
@@ -333,5 +365,15 @@ int vnpu_launch_tensor_typed(struct vnpu_stream handle, const struct vnpu_tensor
 
 	if (!t)
 		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
-	return launch_args(handle, NULL, t, types, "vnpu_launch_tensor_typed");
+	return launch_args(handle, NULL, t, types, NULL, "vnpu_launch_tensor_typed");
+}
+
+int vnpu_launch_tensor_ext(struct vnpu_stream handle, const struct vnpu_tensor *t,
+			   const struct vnpu_tensor_types *types, const struct vnpu_tensor_ext *ext)
+{
+	VNPU_TRACE_API();
+
+	if (!t || !ext)
+		return vnpu_set_status(VNPU_ERROR_INVALID_VALUE);
+	return launch_args(handle, NULL, t, types, ext, "vnpu_launch_tensor_ext");
 }

@@ -164,6 +164,7 @@ int gstep_operands(const struct gstep *st, const struct goperand **ops)
 	ops[n++] = &st->b;
 	for (int i = 0; i < 4; i++)
 		ops[n++] = &st->norm[i];
+	ops[n++] = &st->d;
 	ops[n++] = &st->c;
 	return n;
 }
@@ -702,13 +703,14 @@ static int add_initializers_and_inputs(struct gbuild *b, struct graph_obj *g)
 		status = value_info_shape(vi, b, 1, &dtype, &rank, dims, &has_shape);
 		if (status != VNPU_SUCCESS)
 			return status;
-		if (dtype == VNPU_DTYPE_INT64)
+		/*
+		 * int64 (token ids, indices) is stored as it is: Gather and
+		 * GatherElements read it as indices; an operator that needs
+		 * the values at load (shapes, axes) says it must be a constant.
+		 */
+		if (!gb_is_io_type(dtype) && dtype != VNPU_DTYPE_INT64)
 			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "graph input '%s' is int64 (a shape or axes): give its value at load (vnpu_graph_options.constants)",
-					  vi->name);
-		if (!gb_is_io_type(dtype))
-			return graph_fail(VNPU_ERROR_NOT_SUPPORTED,
-					  "graph input '%s': element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
+					  "graph input '%s': element type %d not supported (float, float16, int8, uint8, int32, int64 and bool are)",
 					  vi->name, dtype);
 		status = gb_new_tensor(b, vi->name, &id);
 		if (status != VNPU_SUCCESS)
@@ -1030,8 +1032,9 @@ static int assign_lanes(struct graph_obj *g, uint32_t lanes)
 				/* Producers on other lanes. */
 				if (t[r].producer >= 0 && (size_t)t[r].producer < i)
 					add_dep(g, i, (size_t)t[r].producer);
-				/* Earlier users of arena memory this node writes. */
-				if (k == nops - 1 && t[r].cls == GT_INTER) {
+				/* Earlier users of arena memory this node writes (C, D). */
+				if ((k == nops - 1 || ops[k] == &g->steps[s].d) &&
+				    t[r].cls == GT_INTER) {
 					for (size_t y = 0; y < g->num_tensors; y++) {
 						if (t[y].cls != GT_INTER || (int)y == r ||
 						    t[y].last > t[r].first ||
@@ -1548,6 +1551,12 @@ static int run_step(const struct graph_obj *g, const struct gworkspace *ws,
 		t.norm.bias = operand_addr(g, ws, &st->norm[1]);
 		t.norm.mean = operand_addr(g, ws, &st->norm[2]);
 		t.norm.var = operand_addr(g, ws, &st->norm[3]);
+		if (st->has_ext) {
+			struct vnpu_tensor_ext ext = st->ext;
+
+			ext.d = operand_addr(g, ws, &st->d);
+			return vnpu_launch_tensor_ext(s, &t, &st->types, &ext);
+		}
 		if (st->types.a | st->types.b | st->types.c)
 			return vnpu_launch_tensor_typed(s, &t, &st->types);
 		return vnpu_launch_tensor(s, &t);
@@ -1653,6 +1662,13 @@ int vnpu_graph_run(struct vnpu_graph handle, const struct vnpu_stream *streams,
 			if (status == VNPU_SUCCESS)
 				status = end;
 		}
+	/*
+	 * A stream reports the error of its last job: the graph's work is
+	 * waited for before the outputs are copied back, so that a job that
+	 * failed (a Gather index out of range) fails the run.
+	 */
+	if (status == VNPU_SUCCESS)
+		status = vnpu_stream_synchronize(streams[0], -1);
 	for (uint32_t i = 0; i < g->info.num_outputs && status == VNPU_SUCCESS; i++)
 		status = vnpu_memcpy_dtoh_async(streams[0], outputs[i].data,
 						ws->io + g->outputs[i].offset, g->outputs[i].desc.size);
@@ -1673,7 +1689,10 @@ int vnpu_graph_run(struct vnpu_graph handle, const struct vnpu_stream *streams,
 			memcpy(outputs[i].dims, d->dims, sizeof(d->dims));
 		}
 	else if (!graph_error[0])
-		graph_fail(status, "running the graph: %s", vnpu_status_name(status));
+		graph_fail(status, "running the graph: %s%s", vnpu_status_name(status),
+			   status == VNPU_ERROR_DEVICE_FAULT ?
+			   " (a device operation failed: an index of Gather or GatherElements out of range fails the run)" :
+			   "");
 out:
 	vnpu_obj_put(&g->obj);
 	return vnpu_set_status(status);

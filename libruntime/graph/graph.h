@@ -65,11 +65,17 @@ struct gstep {
 	struct vnpu_tensor t;	/* GSTEP_TENSOR: likewise, and norm's arrays */
 	struct goperand a, b, c;
 	struct goperand norm[4];	/* BATCHNORM: scale, bias, mean, var */
+	struct goperand d;		/* TOPK: the indices, a second output */
 	struct vnpu_tensor_types types;	/* GSTEP_TENSOR: element types of A, B, C */
+	int has_ext;			/* GSTEP_TENSOR of uAPI 1.7: launched with ext */
+	struct vnpu_tensor_ext ext;	/* k, and D's strides (its address at run) */
 	uint64_t copy_bytes;	/* GSTEP_COPY: bytes from a to c */
 };
 
-/* The operands of @st, inputs first, its output C last; returns the count. */
+/*
+ * The operands of @st (at most 8), inputs first, then D (TOPK's second
+ * output), its output C last; returns the count.
+ */
 int gstep_operands(const struct gstep *st, const struct goperand **ops);
 
 /* What the operator mapping sees of the model being built. */

@@ -109,6 +109,21 @@ int gop_need_movable(struct gbuild *b, const struct gnode *n, size_t j)
 	return VNPU_SUCCESS;
 }
 
+int gop_need_run_indices(struct gbuild *b, const struct gnode *n)
+{
+	const struct gtensor *x = gop_in(b, n, 0), *ind = gop_in(b, n, 1);
+
+	if (ind->dtype != VNPU_DTYPE_INT64 && ind->dtype != VNPU_DTYPE_INT32)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "indices '%s' of element type %d (int32 and int64 are)", ind->name,
+				 ind->dtype);
+	if (!ind->count || !x->count)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "empty data or indices");
+	if (x->dtype == VNPU_DTYPE_INT64)
+		return VNPU_SUCCESS;
+	return gop_need_movable(b, n, 0);
+}
+
 /* Only the first output of these operators is supported. */
 int gop_single_output(const struct gnode *n)
 {
@@ -249,6 +264,7 @@ int gop_launch(struct gbuild *b, const struct gnode *n, enum vnpu_op op, uint32_
 	st.c = (struct goperand){ tc, oc * 4 };
 	for (int i = 0; i < 4; i++)
 		st.norm[i] = (struct goperand){ -1, 0 };
+	st.d = (struct goperand){ -1, 0 };
 	return gb_add_step(b, &st);
 }
 
@@ -404,23 +420,26 @@ static void coalesce(struct tlaunch *l)
 		    (uint64_t)l->shape[r - 1] * (uint64_t)l->shape[i] <= MAX_DIM &&
 		    l->sa[r - 1] == l->sa[i] * (uint64_t)l->shape[i] &&
 		    l->sb[r - 1] == l->sb[i] * (uint64_t)l->shape[i] &&
-		    l->sc[r - 1] == l->sc[i] * (uint64_t)l->shape[i]) {
+		    l->sc[r - 1] == l->sc[i] * (uint64_t)l->shape[i] &&
+		    l->sd[r - 1] == l->sd[i] * (uint64_t)l->shape[i]) {
 			l->shape[r - 1] *= l->shape[i];
 			l->sa[r - 1] = l->sa[i];
 			l->sb[r - 1] = l->sb[i];
 			l->sc[r - 1] = l->sc[i];
+			l->sd[r - 1] = l->sd[i];
 			continue;
 		}
 		l->shape[r] = l->shape[i];
 		l->sa[r] = l->sa[i];
 		l->sb[r] = l->sb[i];
 		l->sc[r] = l->sc[i];
+		l->sd[r] = l->sd[i];
 		axes |= red << r;
 		r++;
 	}
 	if (!r) {
 		l->shape[0] = 1;
-		l->sa[0] = l->sb[0] = l->sc[0] = 0;
+		l->sa[0] = l->sb[0] = l->sc[0] = l->sd[0] = 0;
 		r = 1;
 	}
 	l->rank = r;
@@ -440,10 +459,24 @@ static uint8_t elem_type(const struct gbuild *b, int id)
 	}
 }
 
-/* Bytes of an element of tensor @id as the device reads it (elem_type()). */
-static uint64_t elem_bytes(const struct gbuild *b, int id)
+/*
+ * The element type @op reads tensor @id as: elem_type(), except that
+ * int64 tensors are int64 to GATHER (their indices, or moved data); the
+ * other operators see their 4-byte halves (ArgMax writes an int64
+ * output as two strided copies of 4-byte words).
+ */
+static uint8_t elem_type_of(const struct gbuild *b, int id, enum vnpu_op op)
 {
-	switch (elem_type(b, id)) {
+	if (id >= 0 && b->tensors[id].dtype == VNPU_DTYPE_INT64 && op == VNPU_OP_T_GATHER)
+		return VNPU_ELEM_I64;
+	return elem_type(b, id);
+}
+
+/* Bytes of an element of tensor @id as @op reads it (elem_type_of()). */
+static uint64_t elem_bytes(const struct gbuild *b, int id, enum vnpu_op op)
+{
+	switch (elem_type_of(b, id, op)) {
+	case VNPU_ELEM_I64: return 8;
 	case VNPU_ELEM_F16: return 2;
 	case VNPU_ELEM_I8:
 	case VNPU_ELEM_U8: return 1;
@@ -550,17 +583,24 @@ int gop_tl_emit(struct gbuild *b, const struct gnode *n, struct tlaunch *l)
 		st.t.stride_a[i] = (uint32_t)l->sa[i];
 		st.t.stride_b[i] = l->tb >= 0 ? (uint32_t)l->sb[i] : 0;
 	}
-	for (uint32_t i = 0; i < crank; i++)
+	for (uint32_t i = 0; i < crank; i++) {
 		st.t.stride_c[i] = (uint32_t)l->sc[i];
+		if (l->td >= 0 && l->sd[i] > UINT32_MAX)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "output too large");
+		st.ext.stride_d[i] = l->td >= 0 ? (uint32_t)l->sd[i] : 0;
+	}
+	st.has_ext = l->op == VNPU_OP_T_GATHER || l->op == VNPU_OP_T_TOPK;
+	st.ext.k = l->k;
+	st.d = (struct goperand){ l->td, l->od * 4 };
 	st.t.window = l->window;
 	st.t.norm.epsilon = l->epsilon;
 	st.t.norm.axis = l->norm_axis;
-	st.types.a = elem_type(b, l->ta);
-	st.types.b = elem_type(b, l->tb);
-	st.types.c = elem_type(b, l->tc);
-	st.a = (struct goperand){ l->ta, l->oa * elem_bytes(b, l->ta) };
-	st.b = (struct goperand){ l->tb, l->ob * elem_bytes(b, l->tb) };
-	st.c = (struct goperand){ l->tc, l->oc * elem_bytes(b, l->tc) };
+	st.types.a = elem_type_of(b, l->ta, l->op);
+	st.types.b = elem_type_of(b, l->tb, l->op);
+	st.types.c = elem_type_of(b, l->tc, l->op);
+	st.a = (struct goperand){ l->ta, l->oa * elem_bytes(b, l->ta, l->op) };
+	st.b = (struct goperand){ l->tb, l->ob * elem_bytes(b, l->tb, l->op) };
+	st.c = (struct goperand){ l->tc, l->oc * elem_bytes(b, l->tc, l->op) };
 	for (int i = 0; i < 4; i++)
 		st.norm[i] = (struct goperand){ l->op == VNPU_OP_T_BATCHNORM ? l->norm[i] : -1, 0 };
 	return gb_add_step(b, &st);
@@ -572,7 +612,7 @@ void gop_tl_init(struct tlaunch *l, enum vnpu_op op, uint32_t rank, const int64_
 	l->op = op;
 	l->rank = rank;
 	memcpy(l->shape, shape, rank * sizeof(*shape));
-	l->ta = l->tb = l->tc = -1;
+	l->ta = l->tb = l->tc = l->td = -1;
 	for (int i = 0; i < 4; i++)
 		l->norm[i] = -1;
 }

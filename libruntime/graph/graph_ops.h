@@ -35,6 +35,10 @@ struct tlaunch {
 	float epsilon;
 	uint32_t norm_axis;
 	uint32_t out_rank;	/* strides of C given for the window operators */
+	uint32_t k;		/* GATHER: A's length on the axis; TOPK: the count */
+	int td;			/* TOPK: D, the int32 indices */
+	uint64_t od;
+	uint64_t sd[VNPU_HOST_TENSOR_MAX_RANK];
 };
 
 /* Attributes. */
@@ -56,6 +60,11 @@ int gop_single_output(const struct gnode *n);
  * not empty.
  */
 int gop_need_movable(struct gbuild *b, const struct gnode *n, size_t j);
+/*
+ * Input 1 of Gather and GatherElements given at run: int32 or int64
+ * indices, input 0 any type the device moves, or int64; neither empty.
+ */
+int gop_need_run_indices(struct gbuild *b, const struct gnode *n);
 /*
  * The usual prologue of a float operator: attributes within @allowed,
  * @min..@max inputs, each present one float, only the first output used.

@@ -8,8 +8,11 @@
  * CastLike (a view, a converting copy, or for the integer and bool
  * results the elementwise operators) and EyeLike (a constant).
  * Each but Cast is one or more T_COPY launches with the strides and
- * offsets that select, repeat or place the elements; indices, pads and
- * repeats are constants of the graph (folded or given at load).
+ * offsets that select, repeat or place the elements; pads and repeats are
+ * constants of the graph (folded or given at load), and so are Gather's
+ * indices unless given at run: then (or for constant indices in more than
+ * 4096 runs) Gather is one T_GATHER (uAPI 1.7), which reads them on the
+ * device.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +288,25 @@ static int op_slice(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
+/* Most T_COPYs of a gather by runs; more indices go to one T_GATHER. */
+#define GATHER_MAX_RUNS 4096
+
+/* The runs of consecutive or of repeated indices in @idx. */
+static size_t index_runs(const int64_t *idx, size_t count)
+{
+	size_t runs = 0;
+
+	for (size_t i = 0; i < count; runs++) {
+		int repeat = i + 1 < count && idx[i + 1] == idx[i];
+		size_t run = 1;
+
+		while (i + run < count && idx[i + run] == idx[i] + (repeat ? 0 : (int64_t)run))
+			run++;
+		i += run;
+	}
+	return runs;
+}
+
 /*
  * C[outer, count, inner] = A[outer, idx[j], inner], A's axis of @len
  * elements: one T_COPY per run of consecutive or of repeated indices
@@ -303,8 +325,9 @@ static int gather_runs(struct gbuild *b, const struct gnode *n, int ta, uint64_t
 
 		while (i + run < count && idx[i + run] == idx[i] + (repeat ? 0 : (int64_t)run))
 			run++;
-		if (++steps > 4096)
-			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than 4096 index runs");
+		if (++steps > GATHER_MAX_RUNS)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "more than %d index runs",
+					 GATHER_MAX_RUNS);
 		shape[0] = (int64_t)outer, shape[1] = (int64_t)run, shape[2] = (int64_t)inner;
 		sa[0] = len * inner, sa[1] = repeat ? 0 : inner, sa[2] = 1;
 		sc[0] = count * inner, sc[1] = inner, sc[2] = 1;
@@ -314,7 +337,35 @@ static int gather_runs(struct gbuild *b, const struct gnode *n, int ta, uint64_t
 	return status;
 }
 
-/* Gather of float data by constant indices. */
+/*
+ * Gather at indices given at run: one T_GATHER over (outer, indices,
+ * inner), the indices flattened into the gathered axis; an index out of
+ * range fails the run (the device's -ERANGE).
+ */
+static int gather_at_run(struct gbuild *b, struct gnode *n, uint32_t axis)
+{
+	const struct gtensor *x = gop_in(b, n, 0), *ind = gop_in(b, n, 1);
+	uint64_t outer = gop_prod(x->dims, 0, axis), len = (uint64_t)x->dims[axis];
+	uint64_t inner = gop_prod(x->dims, axis + 1, x->rank);
+	int64_t shape[3] = { (int64_t)outer, (int64_t)ind->count, (int64_t)inner };
+	struct tlaunch l;
+
+	if (len > MAX_DIM || ind->count > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "an axis or indices of more than %u elements", MAX_DIM);
+	gop_tl_init(&l, VNPU_OP_T_GATHER, 3, shape);
+	l.axes = 1u << 1;
+	l.k = (uint32_t)len;
+	l.sa[0] = len * inner, l.sa[1] = inner, l.sa[2] = 1;
+	l.sb[0] = 0, l.sb[1] = 1, l.sb[2] = 0;
+	l.sc[0] = ind->count * inner, l.sc[1] = inner, l.sc[2] = 1;
+	l.ta = n->in[0];
+	l.tb = n->in[1];
+	l.tc = n->out[0];
+	return gop_tl_emit(b, n, &l);
+}
+
+/* Gather: constant indices by runs of T_COPY, indices given at run by T_GATHER. */
 static int op_gather(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "axis", NULL };
@@ -326,17 +377,13 @@ static int op_gather(struct gbuild *b, struct gnode *n)
 	int status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	ind = gop_in(b, n, 1);
 	status = axis_of(n, gop_attr_int(n, "axis", 0), x->rank, &axis);
 	if (status != VNPU_SUCCESS)
 		return status;
-	idx = gop_const_ints(b, n, 1, &count);
-	if (!idx)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "indices must be a constant int64 tensor (given at load)");
 	if (x->rank + ind->rank - 1 > MAX_RANK)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "output of more than %d dimensions",
 				 MAX_RANK);
@@ -347,6 +394,18 @@ static int op_gather(struct gbuild *b, struct gnode *n)
 		else
 			dims[rank++] = x->dims[d];
 	}
+	idx = gop_const_ints(b, n, 1, &count);
+	if (!idx || x->dtype == VNPU_DTYPE_INT64) {
+		status = gop_need_run_indices(b, n);
+		if (status == VNPU_SUCCESS)
+			status = gop_set_out(b, n, 0, rank, dims);
+		if (status == VNPU_SUCCESS)
+			gb_set_shape(&b->tensors[n->out[0]], gop_in(b, n, 0)->dtype, rank, dims);
+		return status ?: gather_at_run(b, n, axis);
+	}
+	status = gop_need_movable(b, n, 0);
+	if (status != VNPU_SUCCESS)
+		return status;
 	for (size_t i = 0; i < count; i++)
 		if (idx[i] < -x->dims[axis] || idx[i] >= x->dims[axis])
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range 0..%lld",
@@ -360,8 +419,13 @@ static int op_gather(struct gbuild *b, struct gnode *n)
 	x = gop_in(b, n, 0);
 	for (size_t i = 0; i < count; i++)
 		norm[i] = idx[i] < 0 ? idx[i] + x->dims[axis] : idx[i];
-	status = gather_runs(b, n, n->in[0], gop_prod(x->dims, 0, axis), (uint64_t)x->dims[axis],
-			     gop_prod(x->dims, axis + 1, x->rank), norm, count, n->out[0]);
+	/* Scattered indices: the constant is the indices of one T_GATHER. */
+	if (index_runs(norm, count) > GATHER_MAX_RUNS)
+		status = gather_at_run(b, n, axis);
+	else
+		status = gather_runs(b, n, n->in[0], gop_prod(x->dims, 0, axis),
+				     (uint64_t)x->dims[axis], gop_prod(x->dims, axis + 1, x->rank),
+				     norm, count, n->out[0]);
 	free(norm);
 	return status;
 }

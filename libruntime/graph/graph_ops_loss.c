@@ -2,11 +2,12 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * ONNX operators that select elements by constant int64 indices (int64
- * tensors are constants of the graph): GatherElements and the losses over
- * class scores.
+ * ONNX operators that select elements by int64 indices: GatherElements
+ * and the losses over class scores (their targets constants of the graph).
  *
- *   GatherElements  y[i] = x[i with i[axis] replaced by indices[i]]
+ *   GatherElements  y[i] = x[i with i[axis] replaced by indices[i]]; with
+ *       indices given at run (or data that is not float), one T_GATHER
+ *       (uAPI 1.7) over the indices' shape
  *
  *   NegativeLogLikelihoodLoss  loss[n][d] = -input[n][t][d] * weight[t],
  *       t = target[n][d]; 0 where t is ignore_index; then the reduction
@@ -15,9 +16,9 @@
  *   SoftmaxCrossEntropyLoss    the same over LogSoftmax(scores) along the
  *       class axis, which is its second output log_prob
  *
- * A constant one-hot tensor H of the indices turns each selection into one
- * T_DOT over the selected axis: exact, except that a non-finite value at
- * a position not selected makes NaN (0 times inf).
+ * A constant one-hot tensor H of constant indices turns each selection
+ * into one T_DOT over the selected axis: exact, except that a non-finite
+ * value at a position not selected makes NaN (0 times inf).
  *
  * For the losses, the input is seen as [N, C, D] (D the product of the trailing
  * dimensions). The targets become, at load, a constant one-hot tensor H of
@@ -228,9 +229,36 @@ static int op_sce(struct gbuild *b, struct gnode *n)
 }
 
 /*
- * GatherElements with constant indices: y[i] = x[i with i[axis] replaced
- * by indices[i]], as one T_DOT over a last dimension of the data's size
- * along the axis, with the constant one-hot H[i][c] = (c == indices[i]).
+ * GatherElements at indices given at run: one T_GATHER over the indices'
+ * shape, A strided as the data; an index out of range fails the run.
+ */
+static int gather_elements_at_run(struct gbuild *b, struct gnode *n, uint32_t axis)
+{
+	const struct gtensor *x = gop_in(b, n, 0), *ind = gop_in(b, n, 1);
+	struct tlaunch l;
+	int status;
+
+	if (x->dims[axis] > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "an axis of more than %u elements",
+				 MAX_DIM);
+	gop_tl_init(&l, VNPU_OP_T_GATHER, ind->rank, ind->dims);
+	l.axes = 1u << axis;
+	l.k = (uint32_t)x->dims[axis];
+	gop_dense(x->dims, x->rank, l.sa);
+	gop_dense(ind->dims, ind->rank, l.sb);
+	gop_dense(ind->dims, ind->rank, l.sc);
+	l.ta = n->in[0];
+	l.tb = n->in[1];
+	l.tc = n->out[0];
+	status = gop_tl_emit(b, n, &l);
+	return status;
+}
+
+/*
+ * GatherElements: y[i] = x[i with i[axis] replaced by indices[i]]. With
+ * constant indices, as one T_DOT over a last dimension of the data's size
+ * along the axis, with the constant one-hot H[i][c] = (c == indices[i]);
+ * with indices given at run, one T_GATHER.
  */
 static int op_gather_elements(struct gbuild *b, struct gnode *n)
 {
@@ -246,7 +274,7 @@ static int op_gather_elements(struct gbuild *b, struct gnode *n)
 	int hid, status;
 
 	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_single_output(n)))
 		return status;
 	x = gop_in(b, n, 0);
 	ind = gop_in(b, n, 1);
@@ -256,21 +284,31 @@ static int op_gather_elements(struct gbuild *b, struct gnode *n)
 				 (long long)axis, r);
 	if (axis < 0)
 		axis += r;
-	idx = gop_const_ints(b, n, 1, &count);
-	if (!idx)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "indices must be a constant int64 tensor (given at load)");
 	if (ind->rank != r)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "indices of rank %u, the data's is %u",
 				 ind->rank, r);
-	if (r + 1 > MAX_RANK)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "data of more than %d dimensions",
-				 MAX_RANK - 1);
 	for (uint32_t d = 0; d < r; d++)
 		if (d != axis && ind->dims[d] > x->dims[d])
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
 					 "indices dimension %u is %lld, above the data's %lld", d,
 					 (long long)ind->dims[d], (long long)x->dims[d]);
+	idx = gop_const_ints(b, n, 1, &count);
+	if (!idx || !gb_is_float(x->dtype)) {
+		int64_t dims[MAX_RANK];
+
+		memcpy(dims, ind->dims, sizeof(dims));
+		status = gop_need_run_indices(b, n);
+		if (status == VNPU_SUCCESS)
+			status = gop_set_out(b, n, 0, r, dims);
+		if (status == VNPU_SUCCESS)
+			gb_set_shape(&b->tensors[n->out[0]], gop_in(b, n, 0)->dtype, r, dims);
+		return status ?: gather_elements_at_run(b, n, (uint32_t)axis);
+	}
+	if ((status = gop_need_float(b, n, 0)))
+		return status;
+	if (r + 1 > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "data of more than %d dimensions",
+				 MAX_RANK - 1);
 	C = x->dims[axis];
 	status = gop_set_out(b, n, 0, r, ind->dims);
 	if (status != VNPU_SUCCESS)

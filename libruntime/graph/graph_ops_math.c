@@ -26,6 +26,8 @@
  *                   difference scaled by 2^254 and clamped to [0, 1]
  *   LRN             x / exp(beta log(bias + alpha avgpool(x^2) over channels))
  *   ArgMax ArgMin   T_ARGMAX, T_ARGMIN, the int32 indices widened to int64
+ *   TopK            T_TOPK (uAPI 1.7) into the values and int32 indices,
+ *                   widened to int64 as ArgMax's
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
  *   LayerNormalization, InstanceNormalization: mean and variance per row
@@ -833,18 +835,35 @@ static int op_softplus(struct gbuild *b, struct gnode *n)
  * element (little endian) and 0 into the high word: indices are never
  * negative.
  */
+/*
+ * The int32 indices of scratch @idx widened into the int64 tensor @y of
+ * as many elements: the low words copied, the high words 0 (the indices
+ * are not negative), two strided T_COPYs.
+ */
+static int widen_indices(struct gbuild *b, const struct gnode *n, int idx, int y)
+{
+	int64_t count = (int64_t)b->tensors[y].count;
+	uint64_t one = 1, two = 2, zero = 0;
+	int zero_id, status = gop_scalar(b, n, 0.0f, &zero_id);
+
+	if (status == VNPU_SUCCESS)
+		status = gop_copy(b, n, 1, &count, idx, 0, &one, y, 0, &two);
+	if (status == VNPU_SUCCESS)
+		status = gop_copy(b, n, 1, &count, zero_id, 0, &zero, y, 1, &two);
+	return status;
+}
+
 static int op_arg(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed_old[] = { "axis", "keepdims", NULL };
 	static const char *const allowed[] = { "axis", "keepdims", "select_last_index", NULL };
-	int64_t axis = gop_attr_int(n, "axis", 0), dims[MAX_RANK], kept[MAX_RANK], one = 1;
+	int64_t axis = gop_attr_int(n, "axis", 0), dims[MAX_RANK], kept[MAX_RANK];
 	int last = (int)gop_attr_int(n, "select_last_index", 0);
 	int keep = gop_attr_int(n, "keepdims", 1) != 0;
-	uint64_t sa[MAX_RANK], sc[MAX_RANK], two = 2, zero = 0;
 	struct gtensor *x, *y;
 	struct tlaunch l;
 	uint32_t rank = 0;
-	int idx, zero_id, status;
+	int idx, status;
 
 	status = gop_check_float_op(b, n, b->opset >= 12 ? allowed : allowed_old, 1, 1);
 	if (status)
@@ -870,8 +889,8 @@ static int op_arg(struct gbuild *b, struct gnode *n)
 		return status;
 	y = &b->tensors[n->out[0]];
 	gb_set_shape(y, VNPU_DTYPE_INT64, rank, dims);
-	if ((status = gop_scratch(b, n, y->count, &idx)) ||
-	    (status = gop_scalar(b, n, 0.0f, &zero_id)))
+	status = gop_scratch(b, n, y->count, &idx);
+	if (status)
 		return status;
 	gop_tl_init(&l, !strcmp(n->np->op_type, "ArgMax") ? VNPU_OP_T_ARGMAX : VNPU_OP_T_ARGMIN,
 		    x->rank, x->dims);
@@ -883,13 +902,104 @@ static int op_arg(struct gbuild *b, struct gnode *n)
 	l.ta = n->in[0];
 	l.tc = idx;
 	status = gop_tl_emit(b, n, &l);
-	one = (int64_t)y->count;
-	sa[0] = 1;
-	sc[0] = 2;
-	if (status == VNPU_SUCCESS)
-		status = gop_copy(b, n, 1, &one, idx, 0, sa, n->out[0], 0, &two);
-	if (status == VNPU_SUCCESS)
-		status = gop_copy(b, n, 1, &one, zero_id, 0, &zero, n->out[0], 1, sc);
+	return status ?: widen_indices(b, n, idx, n->out[0]);
+}
+
+/*
+ * TopK (opsets 1, 10, 11): one T_TOPK into the values and an int32
+ * scratch of indices, widened into the int64 indices output. k is the
+ * attribute (opset 1) or a constant input; the values come sorted
+ * whatever @sorted says (its order is then unspecified).
+ */
+static int op_topk(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed1[] = { "axis", "k", NULL };
+	static const char *const allowed10[] = { "axis", NULL };
+	static const char *const allowed11[] = { "axis", "largest", "sorted", NULL };
+	int64_t axis = gop_attr_int(n, "axis", -1), k, dims[MAX_RANK];
+	int64_t largest = gop_attr_int(n, "largest", 1), sorted = gop_attr_int(n, "sorted", 1);
+	int in_k = b->opset >= 10;
+	const struct gtensor *x;
+	struct tlaunch l;
+	int values, idx, status;
+
+	status = gop_check_attrs(n, b->opset >= 11 ? allowed11 : in_k ? allowed10 : allowed1);
+	if (!status)
+		status = gop_need_inputs(n, 1 + in_k, 1 + in_k);
+	if (status)
+		return status;
+	x = gop_in(b, n, 0);
+	if (!gb_is_io_type(x->dtype) || x->dtype == VNPU_DTYPE_BOOL)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "input '%s' of element type %d not supported (float, float16, int8, uint8 and int32 are)",
+				 x->name, x->dtype);
+	if (!x->rank || axis < -(int64_t)x->rank || axis >= (int64_t)x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)axis, x->rank);
+	if (axis < 0)
+		axis += x->rank;
+	if (in_k) {
+		size_t count;
+		const int64_t *kv = gop_const_ints(b, n, 1, &count);
+
+		if (!kv)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "k must be a constant int64 tensor (given at load)");
+		if (count != 1)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "k has %zu values, 1 expected",
+					 count);
+		k = kv[0];
+	} else {
+		if (!gop_attr(n, "k"))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "attribute k missing");
+		k = gop_attr_int(n, "k", 0);
+	}
+	if (k < 1 || k > x->dims[axis])
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "k %lld out of range 1..%lld",
+				 (long long)k, (long long)x->dims[axis]);
+	if ((largest != 0 && largest != 1) || (sorted != 0 && sorted != 1))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "largest %lld or sorted %lld is not 0 or 1",
+				 (long long)largest, (long long)sorted);
+	if (x->dims[axis] > DRM_VNPU_TOPK_MAX_AXIS)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "an axis of %lld elements; the device sorts at most %u",
+				 (long long)x->dims[axis], DRM_VNPU_TOPK_MAX_AXIS);
+	if (n->num_out != 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%zu outputs, 2 expected", n->num_out);
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[axis] = k;
+	/* The values into output 0 (or a scratch of the input's type), indices beside. */
+	if (n->out[0] >= 0) {
+		status = gop_set_out(b, n, 0, x->rank, dims);
+		values = n->out[0];
+	} else {
+		status = gop_scratch(b, n, gop_prod(dims, 0, x->rank), &values);
+	}
+	if (status == VNPU_SUCCESS) {
+		x = gop_in(b, n, 0);
+		gb_set_shape(&b->tensors[values], x->dtype, x->rank, dims);
+		status = gop_scratch(b, n, gop_prod(dims, 0, x->rank), &idx);
+	}
+	if (status == VNPU_SUCCESS && n->out[1] >= 0) {
+		status = gop_set_out(b, n, 1, x->rank, dims);
+		gb_set_shape(&b->tensors[n->out[1]], VNPU_DTYPE_INT64, x->rank, dims);
+	}
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	gop_tl_init(&l, VNPU_OP_T_TOPK, x->rank, x->dims);
+	l.axes = 1u << axis;
+	l.k = (uint32_t)k;
+	l.flags = largest ? 0 : VNPU_TENSOR_SMALLEST;
+	gop_dense(x->dims, x->rank, l.sa);
+	gop_dense(dims, x->rank, l.sc);
+	gop_dense(dims, x->rank, l.sd);
+	l.ta = n->in[0];
+	l.tc = values;
+	l.td = idx;
+	status = gop_tl_emit(b, n, &l);
+	if (status == VNPU_SUCCESS && n->out[1] >= 0)
+		status = widen_indices(b, n, idx, n->out[1]);
 	return status;
 }
 
@@ -1106,6 +1216,7 @@ const struct gop_map gop_math_ops[] = {
 	{ "ReduceLogSum", op_reduce_more, 1 }, { "ReduceLogSumExp", op_reduce_more, 1 },
 	{ "Softplus", op_softplus, 1 }, { "ThresholdedRelu", op_thresholded_relu, 10 },
 	{ "Shrink", op_shrink, 9 }, { "Sign", op_sign, 9 }, { "LRN", op_lrn, 1 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
+	{ "TopK", op_topk, 1 },
 	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
 	{ "InstanceNormalization", op_instance_norm, 6 },
 	{ NULL, NULL, 0 },

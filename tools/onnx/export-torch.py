@@ -18,11 +18,11 @@
 #   resnet18, mobilenet_v2, squeezenet1_1, shufflenet_v2_x0_5,
 #   efficientnet_b0   torchvision, 1000 classes
 #   transformer       torch.nn.TransformerEncoder: 2 layers, d_model 32,
-#                     4 heads, GELU; a linear embedding of 8 input features
-#                     per position, a learned positional add, mean over the
-#                     sequence, a 5-class head; input 2 x 16 x 8, exported
-#                     with dynamic batch and sequence axes, and a second
-#                     data set of 3 x 10 x 8
+#                     4 heads, GELU; an nn.Embedding of int64 token ids
+#                     (a vocabulary of 100), a learned positional add,
+#                     mean over the sequence, a 5-class head; ids 2 x 16,
+#                     exported with dynamic batch and sequence axes, and a
+#                     second data set of 3 x 10
 #   recurrent         a GRU (8 -> 16 features) then a bidirectional LSTM
 #                     (16 -> 2 x 16) over 12 steps of a batch of 2, a
 #                     3-class head on the last step
@@ -81,20 +81,24 @@ def vision(name):
     return build
 
 
+# Token ids of the transformer: 0 .. VOCAB - 1.
+VOCAB = 100
+
+
 class Encoder(torch.nn.Module):
     """A small transformer encoder classifier."""
 
-    def __init__(self, features=8, d=32, heads=4, layers=2, classes=5, seq=16):
+    def __init__(self, vocab=VOCAB, d=32, heads=4, layers=2, classes=5, seq=16):
         super().__init__()
-        self.embed = torch.nn.Linear(features, d)
+        self.embed = torch.nn.Embedding(vocab, d)
         self.pos = torch.nn.Parameter(0.1 * torch.randn(1, seq, d))
         layer = torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=64,
                                                  activation="gelu", batch_first=True)
         self.encoder = torch.nn.TransformerEncoder(layer, layers)
         self.head = torch.nn.Linear(d, classes)
 
-    def forward(self, x):
-        h = self.embed(x) + self.pos[:, :x.shape[1]]
+    def forward(self, ids):
+        h = self.embed(ids) + self.pos[:, :ids.shape[1]]
         return self.head(self.encoder(h).mean(dim=1))
 
 
@@ -141,10 +145,19 @@ HIGHEST_OPSET = 17
 OPSET17 = [name + "_op17" for name in MODELS]
 
 # Inputs of the models that do not take an image, and their dynamic axes.
-INPUTS = {"transformer": (2, 16, 8), "recurrent": (12, 2, 8)}
+INPUTS = {"transformer": (2, 16), "recurrent": (12, 2, 8)}
+# The models whose input is int64 token ids, not floats.
+TOKENS = {"transformer"}
 DYNAMIC = {"transformer": {"input": {0: "batch", 1: "seq"}, "output": {0: "batch"}}}
 # test_data_set_1 of the models with dynamic axes: other batch and sequence sizes.
-SECOND_INPUTS = {"transformer": (3, 10, 8)}
+SECOND_INPUTS = {"transformer": (3, 10)}
+
+
+def make_input(base, shape):
+    """Token ids for the models that take them, else uniform [0, 1)."""
+    if base in TOKENS:
+        return torch.randint(0, VOCAB, shape, dtype=torch.int64)
+    return torch.rand(shape)
 
 
 def to_fp16(model):
@@ -286,7 +299,7 @@ def export(out, name):
     opset = HIGHEST_OPSET if name.endswith("_op17") else None
     model = MODELS[base]()
     torch.manual_seed(1)
-    x = torch.rand(INPUTS.get(base, IMAGE))
+    x = make_input(base, INPUTS.get(base, IMAGE))
     if name.endswith("_int8"):
         model = quantize(fold_batchnorms(model), x)
     if fp16:
@@ -295,7 +308,8 @@ def export(out, name):
             for p in list(model.parameters()) + list(model.buffers()):
                 if p.is_floating_point():
                     p.copy_(p.half().float())
-        x = x.half().float()
+        if x.is_floating_point():
+            x = x.half().float()
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, input_names=["input"], output_names=["output"],
                       dynamic_axes=DYNAMIC.get(base), opset_version=opset)
@@ -306,8 +320,8 @@ def export(out, name):
     # A model with dynamic axes gets a second data set at other sizes.
     sets = [x]
     if base in SECOND_INPUTS:
-        x2 = torch.rand(SECOND_INPUTS[base])
-        sets.append(x2.half().float() if fp16 else x2)
+        x2 = make_input(base, SECOND_INPUTS[base])
+        sets.append(x2.half().float() if fp16 and x2.is_floating_point() else x2)
     QUANT_REF = True
     for k, xin in enumerate(sets):
         with torch.set_grad_enabled(name.endswith("_int8")):
@@ -315,7 +329,8 @@ def export(out, name):
         d = os.path.join(out, name, "test_data_set_%d" % k)
         os.makedirs(d, exist_ok=True)
         dtype = "float16" if fp16 else "float32"
-        save_pb(os.path.join(d, "input_0.pb"), xin.numpy().astype(dtype), "input")
+        save_pb(os.path.join(d, "input_0.pb"),
+                xin.numpy() if base in TOKENS else xin.numpy().astype(dtype), "input")
         save_pb(os.path.join(d, "output_0.pb"), y.numpy().astype(dtype), "output")
     QUANT_REF = False
 

@@ -9,6 +9,9 @@
 #                   Flatten/Gemm/Softmax on 1x12x12 images, batch 8
 #   branches.onnx   two independent Gemm/Relu branches joined by Add (streams)
 #   int_io.onnx     uint8 in, int32 out: MatMulInteger, Greater, Where
+#   embedding.onnx, gather_elements_run.onnx, topk.onnx   int64 inputs at
+#                   run: Gather and GatherElements at indices given at run,
+#                   TopK's values and int64 indices
 #   NAME/test_data_set_0/{input,output}_K.pb   inputs and numpy's outputs
 #   NAME/weights/*.pb                          the weights, for CPU references
 #   bad/*.onnx      malformed or unsupported models for the error tests
@@ -231,6 +234,49 @@ def int_large_k(out, rng):
     y = q.astype(np.int64) @ w["W"].astype(np.int64)
     assert y.min() > 1 << 24
     write_set(out, "int_large_k", [("q", q)], [("y", y.astype(np.int32))], w)
+
+
+def indices_at_run(out, rng):
+    """Gather (an embedding of token ids, negative ones too) and
+    GatherElements at int64 indices given at run; TopK (operator set 11,
+    the smallest, ties and a constant k) with both outputs."""
+    table = rng.randn(10, 4).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Gather", ["W", "ids"], ["y"], name="embed")],
+                          "embedding",
+                          [helper.make_tensor_value_info("ids", TensorProto.INT64, [3, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5, 4])],
+                          [numpy_helper.from_array(table, "W")])
+    save(model(g), os.path.join(out, "embedding.onnx"))
+    ids = rng.randint(-10, 10, (3, 5)).astype(np.int64)
+    write_set(out, "embedding", [("ids", ids)], [("y", table[ids])], {"W": table})
+
+    data = rng.randn(3, 6).astype(np.float32)
+    g = helper.make_graph([helper.make_node("GatherElements", ["D", "idx"], ["y"],
+                                            name="gather_elements", axis=1)],
+                          "gather_elements_run",
+                          [helper.make_tensor_value_info("idx", TensorProto.INT64, [3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])],
+                          [numpy_helper.from_array(data, "D")])
+    save(model(g), os.path.join(out, "gather_elements_run.onnx"))
+    idx = rng.randint(-6, 6, (3, 4)).astype(np.int64)
+    write_set(out, "gather_elements_run", [("idx", idx)],
+              [("y", np.take_along_axis(data, np.where(idx < 0, idx + 6, idx), 1))], {"D": data})
+
+    k = np.array([3], np.int64)
+    g = helper.make_graph([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk",
+                                            axis=1, largest=0)],
+                          "topk",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 7])],
+                          [helper.make_tensor_value_info("v", TensorProto.FLOAT, [4, 3]),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, [4, 3])],
+                          [numpy_helper.from_array(k, "k")])
+    m = model(g)
+    m.opset_import[0].version = 11
+    save(m, os.path.join(out, "topk.onnx"))
+    x = rng.randint(-3, 4, (4, 7)).astype(np.float32)
+    i = np.argsort(x, axis=1, kind="stable")[:, :3]
+    write_set(out, "topk", [("x", x)],
+              [("v", np.take_along_axis(x, i, 1)), ("i", i.astype(np.int64))], {"k": k})
 
 
 EINSUMS = [
@@ -488,6 +534,32 @@ def bad_operators(d, x):
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
          "bias": np.zeros(1, np.int32)})
+    # Gather and GatherElements at run: indices of a float type; TopK: bad
+    # k, axis and largest, and a k given at run.
+    fx = helper.make_tensor_value_info("fi", TensorProto.FLOAT, [3])
+    g = helper.make_graph([helper.make_node("Gather", ["x", "fi"], ["y"], name="gather_run_type")],
+                          "gather_run_type", [x, fx], [any_y])
+    save(model(g), os.path.join(d, "op_gather_run_type.onnx"), check=False)
+    ix = helper.make_tensor_value_info("ix", TensorProto.INT64, [2, 4, 1])
+    g = helper.make_graph([helper.make_node("GatherElements", ["x", "ix"], ["y"],
+                                            name="gather_elements_rank", axis=1)],
+                          "gather_elements_rank", [x, ix], [any_y])
+    save(model(g), os.path.join(d, "op_gather_elements_rank.onnx"), check=False)
+    any_i = helper.make_tensor_value_info("i", TensorProto.INT64, None)
+
+    def topk(name, inputs, inits, extra=(), opset=11, **attrs):
+        g = helper.make_graph([helper.make_node("TopK", inputs, ["y", "i"], name=name, **attrs)],
+                              name, [x] + list(extra), [any_y, any_i],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        m = model(g)
+        m.opset_import[0].version = opset
+        save(m, os.path.join(d, "op_%s.onnx" % name), check=False)
+    topk("topk_k", ["x", "k"], {"k": i64(5)}, axis=1)
+    topk("topk_k_zero", ["x"], {}, opset=1, k=0)
+    topk("topk_axis", ["x", "k"], {"k": i64(1)}, axis=2)
+    topk("topk_largest", ["x", "k"], {"k": i64(1)}, largest=2)
+    topk("topk_k_at_run", ["x", "kr"], {},
+         extra=[helper.make_tensor_value_info("kr", TensorProto.INT64, [1])])
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
@@ -510,6 +582,7 @@ def main():
     dynamic_axes(out)
     int_io(out, rng)
     int_large_k(out, rng)
+    indices_at_run(out, rng)
     einsums(out, rng)
     pools_3d(out, rng)
     variadic(out, rng)

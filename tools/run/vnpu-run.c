@@ -10,9 +10,12 @@
  *
  * Inputs are TensorProto files (.pb, the format of ONNX's test data) or raw
  * little-endian files of the input's element type (float32, float16, int8,
- * uint8, int32, bool as one byte) and exactly its size, in the order of
- * the model's inputs; int64 TensorProto inputs (shapes and axes) are given
- * to the loader as constants of the graph. With --devices N the batch (the first dimension of
+ * uint8, int32, int64, bool as one byte) and exactly its size, in the
+ * order of the model's inputs. int64 inputs (token ids, indices) are given
+ * to the run; if the loader refuses the model so (an int64 input that is
+ * a shape or axes, which it needs at load), the int64 TensorProto inputs
+ * are given to the loader as constants of the graph instead. With
+ * --devices N the batch (the first dimension of
  * every input) is split in N equal parts, each run by its own thread on its
  * own device, and the outputs are joined again. See Documentation/onnx.rst.
  */
@@ -193,6 +196,8 @@ int main(int argc, char **argv)
 	struct vnpu_host_tensor full_in[MAX_IO] = { 0 }, full_out[MAX_IO] = { 0 };
 	struct vnpu_host_tensor consts[MAX_IO] = { 0 };
 	uint32_t nconst = 0, ndims = 0;
+	int has_i64 = 0, i64_const = 0;
+	uint64_t batch_given;
 	struct vnpu_graph_dim dims[MAX_IO];
 	static struct dev_run runs[MAX_DEVICES];
 	pthread_t threads[MAX_DEVICES];
@@ -286,8 +291,16 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	/* int64 inputs (shapes, axes) are constants of the graph, given at load. */
-	{
+	/*
+	 * int64 inputs go to the run; when the loader wants them at load
+	 * (shapes, axes), the load is retried with them as constants.
+	 */
+	for (unsigned int i = 0; i < ninputs; i++)
+		has_i64 |= full_in[i].data && full_in[i].dtype == VNPU_DTYPE_INT64;
+	batch_given = batch;
+retry_i64:
+	batch = batch_given;
+	if (i64_const) {
 		unsigned int kept = 0;
 
 		for (unsigned int i = 0; i < ninputs; i++) {
@@ -333,6 +346,15 @@ int main(int argc, char **argv)
 		}
 		vnpu_mem_get_info(d->ctx, &d->before);
 		status = vnpu_graph_load_file(d->ctx, model, &opts, &d->graph);
+		if (status == VNPU_ERROR_NOT_SUPPORTED && has_i64 && !i64_const && dv == 0) {
+			/* The first device's load: nothing else to undo. */
+			fprintf(stderr, "%s: int64 inputs given at load instead (%s)\n", prog,
+				vnpu_graph_error_message());
+			vnpu_ctx_destroy(d->ctx, 0);
+			d->ctx = (struct vnpu_context){ 0 };
+			i64_const = 1;
+			goto retry_i64;
+		}
 		if (status != VNPU_SUCCESS) {
 			rc = fail(model, status);
 			goto out;

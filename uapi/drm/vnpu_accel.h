@@ -64,7 +64,7 @@ extern "C" {
  */
 
 #define DRM_VNPU_UAPI_MAJOR 1
-#define DRM_VNPU_UAPI_MINOR 6
+#define DRM_VNPU_UAPI_MINOR 7
 
 /* Start of the VRAM device-address range. */
 #define DRM_VNPU_VRAM_BASE 0x100000000ULL
@@ -657,6 +657,10 @@ struct drm_vnpu_cmd {
 #define DRM_VNPU_OP_T_LESS_EQUAL 0x39u
 /* Elementwise, A where B is non-zero, C kept elsewhere (1.6): */
 #define DRM_VNPU_OP_T_WHERE 0x3au
+/* A at indices read from B along one axis (1.7): */
+#define DRM_VNPU_OP_T_GATHER 0x3bu
+/* The k largest or smallest along one axis, C and their indices D (1.7): */
+#define DRM_VNPU_OP_T_TOPK 0x3cu
 
 /* Largest @m, @n or @k of an operator, and largest tensor dimension. */
 #define DRM_VNPU_KERNEL_MAX_DIM 0x1000000u
@@ -752,10 +756,16 @@ struct drm_vnpu_kernel_args {
 #define DRM_VNPU_TENSOR_SELECT_LAST 0x2u
 /* &drm_vnpu_tensor_args.flags of ARGMAX and ARGMIN: fp32 indices (1.5). */
 #define DRM_VNPU_TENSOR_INDEX_FP32 0x4u
+/* &drm_vnpu_tensor_args.flags of TOPK: the k smallest, not the largest (1.7). */
+#define DRM_VNPU_TENSOR_SMALLEST 0x8u
+/* Most points of the axis of a TOPK (1.7). */
+#define DRM_VNPU_TOPK_MAX_AXIS 65536u
 /* Size of the first version of &struct drm_vnpu_tensor_args (1.4). */
 #define DRM_VNPU_TENSOR_ARGS_SIZE_V1 224u
 /* Size of &struct drm_vnpu_tensor_args with the element types (1.5). */
 #define DRM_VNPU_TENSOR_ARGS_SIZE_V2 232u
+/* Size of &struct drm_vnpu_tensor_args with D and @k (1.7). */
+#define DRM_VNPU_TENSOR_ARGS_SIZE_V3 272u
 
 /*
  * Element types of the tensors of an operator (1.5),
@@ -771,6 +781,11 @@ struct drm_vnpu_kernel_args {
 #define DRM_VNPU_DTYPE_U8 0x3u
 /* Signed 32-bit integer. */
 #define DRM_VNPU_DTYPE_I32 0x4u
+/*
+ * Signed 64-bit integer (1.7), taken only by T_GATHER (its indices B, and
+ * A and C moved bit exactly) and by T_COPY from int64 to int64.
+ */
+#define DRM_VNPU_DTYPE_I64 0x5u
 
 /**
  * struct drm_vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
@@ -831,12 +846,14 @@ struct drm_vnpu_tensor_norm {
 };
 
 /**
- * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4; types 1.5)
+ * struct drm_vnpu_tensor_args - arguments of an N-d tensor operator (1.4; types 1.5; D 1.7)
  *
  * The KERNEL command's @size is the size of this struct as the caller
  * knows it: at least %DRM_VNPU_TENSOR_ARGS_SIZE_V1 (-EINVAL otherwise); a
  * larger size is accepted when every byte past the kernel's struct is zero
- * (-E2BIG otherwise), so the struct can grow at its end.
+ * (-E2BIG otherwise), so the struct can grow at its end. Members past the
+ * caller's size read as zero: T_TOPK, which needs @d and @k, takes
+ * %DRM_VNPU_TENSOR_ARGS_SIZE_V3.
  *
  * **Tensors.** The operator runs over an iteration space of @ndim
  * dimensions (1..%DRM_VNPU_TENSOR_MAX_DIMS) of sizes @shape[0..ndim), each
@@ -897,6 +914,10 @@ struct drm_vnpu_tensor_norm {
  * T_LESS_EQUAL    C[i] = A[i] <= B[i] ? 1 : 0 (5)                   yes
  * T_WHERE         C[i] = A[i] where B[i] != 0; C[i] unchanged       yes
  *                 where B[i] == 0 (6)
+ * T_GATHER        C[i] = A[i with i[d] replaced by B[i]], d the     yes
+ *                 axis in @axes (7)
+ * T_TOPK          C, D = the @k largest (or smallest) of A along    --
+ *                 the axis in @axes and their indices (8)
  * ==============  ================================================  =====
  *
  * (1) o is i with the axes in @axes removed: C has stride 0 on them, so
@@ -937,6 +958,31 @@ struct drm_vnpu_tensor_norm {
  * C must be of one type; B, the condition, may be of any type (a float
  * is non-zero unless +0 or -0, so NaN selects A). C's elements where B is
  * 0 are not written: write the other choice into C first.
+ * (7) Since 1.7. The iteration space is C's shape; @axes has one bit, d.
+ * B, the indices, int32 or int64 (@dtype_b), is read at every point i
+ * with @stride_b; A is read at ``i[e] * stride_a[e]`` over the other
+ * dimensions e and at ``B[i] * stride_a[d]`` along d, whose length in A
+ * is @k (1..%DRM_VNPU_KERNEL_MAX_DIM; A spans @k on d, not @shape[d]).
+ * An index below 0 counts from the end (B[i] + @k). ONNX's Gather of
+ * indices of any shape is (outer, indices, inner) with the indices
+ * flattened into dimension d (@stride_b 0 on the others, @stride_a[d]
+ * the inner size); its GatherElements is B of C's shape, @stride_a the
+ * data's strides. A's elements are moved bit exactly: A and C are of one
+ * type, any type including %DRM_VNPU_DTYPE_I64. C may not overlap A or
+ * B. An index outside -@k..@k - 1 is not read: the job stops there, its
+ * fence signals -ERANGE (like FAULT; the commands before it have run,
+ * and C's elements before the bad index may have been written).
+ * (8) Since 1.7. @shape is A's; @axes has one bit, d, along which A has
+ * at most %DRM_VNPU_TOPK_MAX_AXIS points. C (of A's type, @stride_c) and D
+ * (int32, @dtype_d %DRM_VNPU_DTYPE_I32, @stride_d, address @d) have @k
+ * (1..@shape[d]) elements along d and A's shape elsewhere: for each row
+ * of A along d, C holds its @k largest elements in descending order, or
+ * with %DRM_VNPU_TENSOR_SMALLEST in @flags its @k smallest in ascending
+ * order, moved bit exactly, and D their indices along d. Equal elements
+ * (-0 and +0 are equal) come in the order of their indices, the lower
+ * first; NaN is above every number (first among the largest, last among
+ * the smallest; NaNs in the order of their indices), as numpy's sort.
+ * A, C and D may not overlap.
  *
  * **Windows.** IM2COL, MAXPOOL and AVGPOOL take @ndim 4, @shape the input
  * N x C x H x W, A strided over those four dimensions, and @window. MAXPOOL
@@ -980,16 +1026,22 @@ struct drm_vnpu_tensor_norm {
  *
  * Errors at submit: -EINVAL for a @size below
  * %DRM_VNPU_TENSOR_ARGS_SIZE_V1, above %DRM_VNPU_KERNEL_ARGS_MAX_SIZE or
- * not a multiple of 8, an unknown @op or @flags, an unknown element
+ * not a multiple of 8, an unknown @op or @flags, a GATHER or TOPK
+ * without exactly one bit in @axes, a @k out of range, a TOPK axis
+ * above %DRM_VNPU_TOPK_MAX_AXIS, @d, @stride_d, @k or @dtype_d non-zero
+ * for an operator that does not take them, an unknown element
  * type, a type combination the operator does not take (an integer C of a
  * float operator that is not elementwise nor a DOT of integer A and B, a
  * copy to an integer type from
- * another type, a T_WHERE whose A and C differ in type, @dtype_b
+ * another type, int64 anywhere but where %DRM_VNPU_DTYPE_I64 says, a
+ * GATHER or TOPK whose A and C differ in type, GATHER indices that
+ * are not int32 or int64, a TOPK D that is not int32,
+ * a T_WHERE whose A and C differ in type, @dtype_b
  * non-zero without B), non-zero @pad, @ndim 0 or
  * above the maximum, a zero or too large dimension or window member, too many
  * points, bad @axes, a non-zero member the operator does not use, a stride
- * of C that breaks the output rules, a misaligned array, or C overlapping
- * an input; -E2BIG for a non-zero byte
+ * of C (or D) that breaks the output rules, a misaligned array, or C
+ * (or D) overlapping an input or each other; -E2BIG for a non-zero byte
  * past the kernel's struct; -EACCES for an array (or the arguments)
  * outside the file's buffers.
  */
@@ -999,7 +1051,7 @@ struct drm_vnpu_tensor_args {
 	/**
 	 * @flags: %DRM_VNPU_TENSOR_COUNT_INCLUDE_PAD for AVGPOOL,
 	 * %DRM_VNPU_TENSOR_SELECT_LAST and %DRM_VNPU_TENSOR_INDEX_FP32 for
-	 * ARGMAX and ARGMIN, else 0.
+	 * ARGMAX and ARGMIN, %DRM_VNPU_TENSOR_SMALLEST for TOPK, else 0.
 	 */
 	__u32 flags;
 	/** @ndim: dimensions of the iteration space. */
@@ -1032,6 +1084,19 @@ struct drm_vnpu_tensor_args {
 	__u8 dtype_c;
 	/** @pad: must be zero. */
 	__u8 pad[5];
+	/** @d: TOPK: device address of D, the indices; else 0 (1.7). */
+	__u64 d;
+	/** @stride_d: TOPK: element strides of D; else 0 (1.7). */
+	__u32 stride_d[DRM_VNPU_TENSOR_MAX_DIMS];
+	/**
+	 * @k: TOPK: elements selected; GATHER: the length of A's gathered
+	 * axis; else 0 (1.7).
+	 */
+	__u32 k;
+	/** @dtype_d: element type of D, %DRM_VNPU_DTYPE_I32 for TOPK; else 0 (1.7). */
+	__u8 dtype_d;
+	/** @pad2: must be zero. */
+	__u8 pad2[3];
 };
 
 /**

@@ -106,9 +106,11 @@ struct vnpu_graph_dim {
  *	(the tensor's @name): each becomes a constant of the graph, like an
  *	initializer, and is no longer an input of vnpu_graph_run(). Shapes and
  *	axes that ONNX lets a model take as int64 inputs (Reshape's shape,
- *	Squeeze's and Unsqueeze's axes, ReduceSum's axes) must be known to plan
- *	memory, so such inputs must be given here; inputs of the other
- *	element types may be. The
+ *	Squeeze's and Unsqueeze's axes, ReduceSum's axes, TopK's k) must be
+ *	known to plan memory, so such inputs must be given here (else the
+ *	load fails saying the node's input "must be a constant"); other int64
+ *	inputs (token ids, the indices of Gather and GatherElements) and
+ *	inputs of the other element types may be given at run. The
  *	values are copied. NULL when @num_constants is 0
  * @num_constants: entries at @constants
  * @dims: with %VNPU_GRAPH_LOAD_DIMS, the sizes of symbolic input dimensions
@@ -278,7 +280,9 @@ int vnpu_graph_output_desc(struct vnpu_graph graph, uint32_t index, struct vnpu_
  * wrong number of streams, an input of the wrong type or shape or an
  * output buffer too small (vnpu_graph_error_message() says which);
  * VNPU_ERROR_WRONG_CONTEXT for a stream of another context; the errors of
- * the streams' work; VNPU_ERROR_INVALID_HANDLE.
+ * the streams' work (VNPU_ERROR_DEVICE_FAULT for an index of Gather or
+ * GatherElements out of range, which the device does not read);
+ * VNPU_ERROR_INVALID_HANDLE.
  */
 int vnpu_graph_run(struct vnpu_graph graph, const struct vnpu_stream *streams,
 		   uint32_t num_streams, const struct vnpu_host_tensor *inputs,

@@ -83,6 +83,14 @@ extern "C" {
  * @VNPU_OP_T_LESS_EQUAL: C[i] = A[i] <= B[i] ? 1 : 0
  * @VNPU_OP_T_WHERE: C[i] = A[i] where B[i] is non-zero; C[i] is left as it
  *	is where B[i] is 0
+ * @VNPU_OP_T_GATHER: C[i] = A[i with i[d] replaced by B[i]], d the one
+ *	axis in @axes, B int32 or int64 indices, negative ones counting from
+ *	the end of A's axis of struct vnpu_tensor_ext k elements (uAPI 1.7,
+ *	like the operator below); an index out of range fails the work with
+ *	VNPU_ERROR_DEVICE_FAULT (the job's -ERANGE)
+ * @VNPU_OP_T_TOPK: C = the k largest (or, with VNPU_TENSOR_SMALLEST, the k
+ *	smallest) elements of A along the one axis in @axes, sorted, and D
+ *	their int32 indices (struct vnpu_tensor_ext)
  *
  * Data is fp32 (IEEE single) and row-major unless said otherwise; the
  * numbers are the driver's (uapi/drm/vnpu_accel.h has the exact rules).
@@ -149,6 +157,8 @@ enum vnpu_op {
 	VNPU_OP_T_LESS = 0x38,
 	VNPU_OP_T_LESS_EQUAL = 0x39,
 	VNPU_OP_T_WHERE = 0x3a,
+	VNPU_OP_T_GATHER = 0x3b,
+	VNPU_OP_T_TOPK = 0x3c,
 };
 
 /* struct vnpu_kernel flags for the GEMMs: A (B) is stored transposed. */
@@ -205,6 +215,8 @@ int vnpu_launch_kernel(struct vnpu_stream stream, const struct vnpu_kernel *kern
 #define VNPU_TENSOR_SELECT_LAST 0x2u
 /* struct vnpu_tensor flags of VNPU_OP_T_ARGMAX and _ARGMIN: fp32 indices. */
 #define VNPU_TENSOR_INDEX_FP32 0x4u
+/* struct vnpu_tensor flags of VNPU_OP_T_TOPK: the k smallest. */
+#define VNPU_TENSOR_SMALLEST 0x8u
 
 /**
  * struct vnpu_tensor_window - window of IM2COL, MAXPOOL and AVGPOOL
@@ -253,7 +265,7 @@ struct vnpu_tensor_norm {
  * @op: a VNPU_OP_T_* operator
  * @flags: VNPU_TENSOR_COUNT_INCLUDE_PAD for VNPU_OP_T_AVGPOOL,
  *	VNPU_TENSOR_SELECT_LAST and VNPU_TENSOR_INDEX_FP32 for VNPU_OP_T_ARGMAX
- *	and _ARGMIN, else 0
+ *	and _ARGMIN, VNPU_TENSOR_SMALLEST for VNPU_OP_T_TOPK, else 0
  * @ndim: dimensions of the iteration space, 1 to VNPU_TENSOR_MAX_DIMS
  * @axes: bit d set: dimension d is reduced (REDUCE_*), normalized
  *	(SOFTMAX) or contracted (DOT); 0 for the other operators
@@ -313,6 +325,8 @@ int vnpu_launch_tensor(struct vnpu_stream stream, const struct vnpu_tensor *tens
  * @VNPU_ELEM_I8: signed 8-bit integer
  * @VNPU_ELEM_U8: unsigned 8-bit integer
  * @VNPU_ELEM_I32: signed 32-bit integer
+ * @VNPU_ELEM_I64: signed 64-bit integer (uAPI 1.7): the indices, data and
+ *	output of VNPU_OP_T_GATHER, and VNPU_OP_T_COPY from int64 to int64
  */
 enum vnpu_elem_type {
 	VNPU_ELEM_F32 = 0,
@@ -320,6 +334,7 @@ enum vnpu_elem_type {
 	VNPU_ELEM_I8 = 2,
 	VNPU_ELEM_U8 = 3,
 	VNPU_ELEM_I32 = 4,
+	VNPU_ELEM_I64 = 5,
 };
 
 /**
@@ -363,6 +378,40 @@ struct vnpu_tensor_types {
  */
 int vnpu_launch_tensor_typed(struct vnpu_stream stream, const struct vnpu_tensor *tensor,
 			     const struct vnpu_tensor_types *types);
+
+/**
+ * struct vnpu_tensor_ext - the members of a launch of uAPI 1.7
+ * @k: VNPU_OP_T_TOPK: the elements selected, 1 to shape[d];
+ *	VNPU_OP_T_GATHER: the length of A's gathered axis
+ * @d: VNPU_OP_T_TOPK: device address of D, the int32 indices; else 0
+ * @stride_d: VNPU_OP_T_TOPK: element strides of D (C's shape: @k along
+ *	the axis); else all 0
+ */
+struct vnpu_tensor_ext {
+	uint32_t k;
+	uint64_t d;
+	uint32_t stride_d[VNPU_TENSOR_MAX_DIMS];
+};
+
+/**
+ * vnpu_launch_tensor_ext() - run an N-d tensor operator with the members
+ *	of uAPI 1.7 (VNPU_OP_T_GATHER, VNPU_OP_T_TOPK)
+ * @stream: the stream
+ * @tensor: the launch, as for vnpu_launch_tensor_typed(); for
+ *	VNPU_OP_T_GATHER the iteration shape is C's, for VNPU_OP_T_TOPK A's
+ * @types: the element types; NULL: all fp32
+ * @ext: @k, and D of VNPU_OP_T_TOPK
+ *
+ * The complete rules are those of struct drm_vnpu_tensor_args (uAPI
+ * 1.7). A GATHER index outside -k..k - 1 is not read: the work fails
+ * with VNPU_ERROR_DEVICE_FAULT on the stream, as any failed job does.
+ *
+ * Return: as vnpu_launch_tensor_typed(); VNPU_ERROR_INVALID_VALUE also
+ * for a NULL @ext, or D outside the context's allocations.
+ */
+int vnpu_launch_tensor_ext(struct vnpu_stream stream, const struct vnpu_tensor *tensor,
+			   const struct vnpu_tensor_types *types,
+			   const struct vnpu_tensor_ext *ext);
 
 /**
  * vnpu_launch_delay() - occupy the stream's engine for a time (simulated work)
