@@ -133,6 +133,14 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		const char *words[3];
 	} cases[] = {
 		{ "conv_group", VNPU_ERROR_INVALID_MODEL, { "'conv_group' (Conv)", "group 3 does not divide" } },
+		{ "conv3d_kernel_shape", VNPU_ERROR_INVALID_MODEL,
+		  { "'conv3d_kernel_shape' (Conv)", "kernel_shape of 2 values for 3 spatial" } },
+		{ "conv3d_pads", VNPU_ERROR_INVALID_MODEL,
+		  { "'conv3d_pads' (Conv)", "pads of the wrong length" } },
+		{ "conv3d_group", VNPU_ERROR_INVALID_MODEL,
+		  { "'conv3d_group' (Conv)", "group 3 does not divide 4 input" } },
+		{ "convtranspose3d_pads", VNPU_ERROR_INVALID_MODEL,
+		  { "'convtranspose3d_pads' (ConvTranspose)", "pads or output_shape of the wrong length" } },
 		{ "concat_shapes", VNPU_ERROR_INVALID_MODEL, { "'concat_shapes' (Concat)", "differs in dimension 1" } },
 		{ "concat_axis", VNPU_ERROR_INVALID_MODEL, { "'concat_axis' (Concat)", "axis 5 out of range" } },
 		{ "split_sizes", VNPU_ERROR_INVALID_MODEL, { "'split_sizes' (Split)", "2 sizes for 1 outputs" } },
@@ -577,6 +585,24 @@ TEST_F(graph, pools_3d_match_numpy)
 {
 	static const char *const models[] = {
 		"maxpool3d", "avgpool3d", "avgpool3d_include_pad",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * 3-D Conv (groups, strides, dilations, pads, depth padding past a whole
+ * kernel depth, depthwise with SAME_UPPER) and 3-D ConvTranspose
+ * (output_padding, output_shape) against numpy.
+ */
+TEST_F(graph, convs_3d_match_numpy)
+{
+	static const char *const models[] = {
+		"conv3d", "conv3d_depth_pads", "conv3d_depthwise_same", "convtranspose3d",
+		"convtranspose3d_output_shape",
 	};
 
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {

@@ -310,6 +310,108 @@ def pools_3d(out, rng):
         write_set(out, name, [("x", x)], [("y", y)], {})
 
 
+def conv_ref(x, w, b, st, dil, pads, group):
+    """Conv over N x C x spatial..., as ONNX defines it (zero padding)."""
+    sp = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] +
+                [(pads[i], pads[i + sp]) for i in range(sp)])
+    k = w.shape[2:]
+    span = [(k[i] - 1) * dil[i] + 1 for i in range(sp)]
+    outs = [(xp.shape[2 + i] - span[i]) // st[i] + 1 for i in range(sp)]
+    cg, kg = x.shape[1] // group, w.shape[0] // group
+    y = np.zeros((x.shape[0], w.shape[0]) + tuple(outs))
+    for pos in np.ndindex(*outs):
+        win = xp[(slice(None), slice(None)) +
+                 tuple(slice(pos[i] * st[i], pos[i] * st[i] + span[i], dil[i])
+                       for i in range(sp))]
+        for g in range(group):
+            y[(slice(None), slice(g * kg, (g + 1) * kg)) + pos] = np.tensordot(
+                win[:, g * cg:(g + 1) * cg], w[g * kg:(g + 1) * kg],
+                axes=(list(range(1, sp + 2)), list(range(1, sp + 2))))
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * sp)
+    return y.astype(np.float32)
+
+
+def conv_transpose_ref(x, w, b, st, dil, pads, outpad, group, out_shape=None):
+    """ConvTranspose over N x C x spatial..., as ONNX defines it."""
+    sp = x.ndim - 2
+    ins, k = x.shape[2:], w.shape[2:]
+    full = [st[i] * (ins[i] - 1) + outpad[i] + (k[i] - 1) * dil[i] + 1 for i in range(sp)]
+    if out_shape is not None:
+        # The total padding split with the larger half at the beginning (NOTSET).
+        tot = [full[i] - out_shape[i] for i in range(sp)]
+        pb = [tot[i] - tot[i] // 2 for i in range(sp)]
+        outs = list(out_shape)
+    else:
+        pb = list(pads[:sp])
+        outs = [full[i] - pads[i] - pads[i + sp] for i in range(sp)]
+    cg, og = x.shape[1] // group, w.shape[1]
+    lo = [min(0, pb[i]) for i in range(sp)]
+    ext = [max(full[i], pb[i] + outs[i]) - lo[i] for i in range(sp)]
+    z = np.zeros((x.shape[0], og * group) + tuple(ext))
+    for ipos in np.ndindex(*ins):
+        for kpos in np.ndindex(*k):
+            o = tuple(ipos[i] * st[i] + kpos[i] * dil[i] - lo[i] for i in range(sp))
+            for g in range(group):
+                z[(slice(None), slice(g * og, (g + 1) * og)) + o] += (
+                    x[(slice(None), slice(g * cg, (g + 1) * cg)) + ipos].astype(np.float64) @
+                    w[(slice(g * cg, (g + 1) * cg), slice(None)) + kpos])
+    y = z[(slice(None), slice(None)) +
+          tuple(slice(pb[i] - lo[i], pb[i] - lo[i] + outs[i]) for i in range(sp))]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * sp)
+    return y.astype(np.float32)
+
+
+CONVS_3D = [
+    # name, operator, x, w, bias, attributes
+    ("conv3d", "Conv", (2, 4, 5, 6, 7), (6, 2, 2, 3, 2), True,
+     dict(group=2, strides=[2, 1, 2], dilations=[1, 2, 1], pads=[1, 0, 1, 0, 2, 1])),
+    # Depth padding past a whole kernel depth: column rows of zeros.
+    ("conv3d_depth_pads", "Conv", (1, 3, 3, 5, 5), (4, 3, 3, 3, 3), False,
+     dict(strides=[1, 2, 2], dilations=[2, 1, 1], pads=[2, 1, 1, 2, 1, 1])),
+    ("conv3d_depthwise_same", "Conv", (1, 3, 4, 5, 6), (3, 1, 3, 3, 3), True,
+     dict(group=3, strides=[2, 2, 1], auto_pad="SAME_UPPER")),
+    ("convtranspose3d", "ConvTranspose", (1, 4, 3, 4, 3), (4, 3, 3, 2, 3), True,
+     dict(group=2, strides=[2, 1, 2], dilations=[1, 2, 1], pads=[1, 0, 1, 0, 1, 1],
+          output_padding=[1, 0, 1])),
+    ("convtranspose3d_output_shape", "ConvTranspose", (2, 2, 3, 3, 2), (2, 3, 2, 3, 3), False,
+     dict(strides=[2, 2, 3], output_shape=[7, 6, 5])),
+]
+
+
+def convs_3d(out, rng):
+    for name, op, xs, ws, has_b, attrs in CONVS_3D:
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = {"w": rng.standard_normal(ws).astype(np.float32)}
+        oc = ws[0] if op == "Conv" else ws[1] * attrs.get("group", 1)
+        if has_b:
+            w["b"] = rng.standard_normal(oc).astype(np.float32)
+        b = w.get("b")
+        st = attrs.get("strides", [1] * 3)
+        dil = attrs.get("dilations", [1] * 3)
+        if op == "Conv":
+            pads = attrs.get("pads", [0] * 6)
+            if attrs.get("auto_pad") == "SAME_UPPER":
+                tot = [max(0, (-(-xs[2 + i] // st[i]) - 1) * st[i] +
+                           (ws[2 + i] - 1) * dil[i] + 1 - xs[2 + i]) for i in range(3)]
+                pads = [t // 2 for t in tot] + [t - t // 2 for t in tot]
+            y = conv_ref(x, w["w"], b, st, dil, pads, attrs.get("group", 1))
+        else:
+            y = conv_transpose_ref(x, w["w"], b, st, dil, attrs.get("pads", [0] * 6),
+                                   attrs.get("output_padding", [0] * 3), attrs.get("group", 1),
+                                   attrs.get("output_shape"))
+        g = helper.make_graph([helper.make_node(op, ["x"] + list(w), ["y"], name="conv",
+                                                **attrs)], name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             list(y.shape))],
+                              [numpy_helper.from_array(a, n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], w)
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -379,6 +481,13 @@ def bad_operators(d, x):
     one("conv_group", "Conv", ["x4", "W"], {"x4": np.ones((1, 4, 5, 5), np.float32),
                                            "W": np.ones((3, 1, 3, 3), np.float32)}, group=3)
     one("concat_shapes", "Concat", ["x", "c"], {"c": np.ones((3, 5), np.float32)}, axis=0)
+    x5, w3d = np.ones((1, 4, 3, 4, 4), np.float32), np.ones((2, 4, 2, 2, 2), np.float32)
+    one("conv3d_kernel_shape", "Conv", ["x5", "W"], {"x5": x5, "W": w3d}, kernel_shape=[2, 2])
+    one("conv3d_pads", "Conv", ["x5", "W"], {"x5": x5, "W": w3d}, pads=[1, 1, 1, 1])
+    one("conv3d_group", "Conv", ["x5", "W"],
+        {"x5": x5, "W": np.ones((3, 1, 2, 2, 2), np.float32)}, group=3)
+    one("convtranspose3d_pads", "ConvTranspose", ["x5", "W"],
+        {"x5": x5, "W": np.ones((4, 2, 2, 2, 2), np.float32)}, pads=[0, 0, 0, 0])
     one("concat_axis", "Concat", ["x", "x"], {}, axis=5)
     one("split_sizes", "Split", ["x", "s"], {"s": i64(1, 2)}, axis=1)
     one("slice_step0", "Slice", ["x", "st", "en", "ax", "sp"],
@@ -488,6 +597,7 @@ def main():
     int_large_k(out, rng)
     einsums(out, rng)
     pools_3d(out, rng)
+    convs_3d(out, rng)
     bad(out)
 
 
