@@ -205,12 +205,14 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'einsum_ellipsis' (Einsum)", "an output without the inputs' ellipsis" } },
 		{ "matmulinteger_inner", VNPU_ERROR_INVALID_MODEL,
 		  { "'matmulinteger_inner' (MatMulInteger)", "inner dimensions 3 and 4 differ" } },
-		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'convinteger_zero' (ConvInteger)", "zero point 'qz' of 2 elements" } },
-		{ "qlinearmatmul_scale", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'qlinearmatmul_scale' (QLinearMatMul)", "scale 's2' of 2 elements" } },
-		{ "qlinearconv_bias", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'qlinearconv_bias' (QLinearConv)", "bias input B is not supported" } },
+		{ "convinteger_zero", VNPU_ERROR_INVALID_MODEL,
+		  { "'convinteger_zero' (ConvInteger)", "'qz' of 2 elements (the definition's is one, per tensor)" } },
+		{ "matmulinteger_zero_rows", VNPU_ERROR_INVALID_MODEL,
+		  { "'matmulinteger_zero_rows' (MatMulInteger)", "'qz23' of shape [2,3] does not fit 'qa' of shape [2,3] (one element, or one per row)" } },
+		{ "qlinearmatmul_scale", VNPU_ERROR_INVALID_MODEL,
+		  { "'qlinearmatmul_scale' (QLinearMatMul)", "'s3' of shape [3] does not fit 'qa'" } },
+		{ "qlinearconv_bias", VNPU_ERROR_INVALID_MODEL,
+		  { "'qlinearconv_bias' (QLinearConv)", "bias 'bias' of element type 6 and shape [2] (int32, one per output channel: [1])" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -603,6 +605,26 @@ TEST_F(graph, convs_3d_match_numpy)
 	static const char *const models[] = {
 		"conv3d", "conv3d_depth_pads", "conv3d_depthwise_same", "convtranspose3d",
 		"convtranspose3d_output_shape",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * QLinearConv with its int32 bias and per-channel weight scales and zero
+ * points, ConvInteger in 3-D with per-channel zero points, MatMulInteger
+ * with zero points per row and per column, QLinearMatMul with scales and
+ * zero points per row and per column: exactly numpy's integers (and its
+ * float32 requantisation).
+ */
+TEST_F(graph, per_axis_quantisation_matches_numpy)
+{
+	static const char *const models[] = {
+		"qlinearconv_bias_per_channel", "convinteger3d_per_channel",
+		"matmulinteger_per_row_column", "qlinearmatmul_per_row_column",
 	};
 
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {

@@ -310,7 +310,7 @@ def pools_3d(out, rng):
         write_set(out, name, [("x", x)], [("y", y)], {})
 
 
-def conv_ref(x, w, b, st, dil, pads, group):
+def conv_ref(x, w, b, st, dil, pads, group, dtype=np.float32):
     """Conv over N x C x spatial..., as ONNX defines it (zero padding)."""
     sp = x.ndim - 2
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] +
@@ -330,7 +330,7 @@ def conv_ref(x, w, b, st, dil, pads, group):
                 axes=(list(range(1, sp + 2)), list(range(1, sp + 2))))
     if b is not None:
         y += b.reshape((1, -1) + (1,) * sp)
-    return y.astype(np.float32)
+    return y.astype(dtype)
 
 
 def conv_transpose_ref(x, w, b, st, dil, pads, outpad, group, out_shape=None):
@@ -407,6 +407,81 @@ def convs_3d(out, rng):
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT,
                                                              list(y.shape))],
+                              [numpy_helper.from_array(a, n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], w)
+
+
+def requantize(acc, mul, yz, ytype):
+    """round(acc * mul) + y_zero_point, saturated: the multiplier and the
+    product in float32, as the device computes them, ties to even."""
+    info = np.iinfo(ytype)
+    q = np.rint(acc.astype(np.float32) * mul.astype(np.float32)).astype(np.int64) + int(yz)
+    return np.clip(q, info.min, info.max).astype(ytype)
+
+
+def int_conv(x, xz, w, wz, **attrs):
+    """ConvInteger's sums, exactly: w's zero point per output channel."""
+    wc = w.astype(np.int64) - wz.astype(np.int64).reshape((-1,) + (1,) * (w.ndim - 1))
+    sp = x.ndim - 2
+    y = conv_ref(x.astype(np.float64) - int(xz), wc.astype(np.float64), None,
+                 attrs.get("strides", [1] * sp), attrs.get("dilations", [1] * sp),
+                 attrs.get("pads", [0] * 2 * sp), attrs.get("group", 1), np.float64)
+    return np.rint(y).astype(np.int64)
+
+
+def quant_per_axis(out, rng):
+    """QLinearConv with its bias and per-channel weights, ConvInteger in 3-D
+    with per-channel zero points, MatMulInteger per row and column, and
+    QLinearMatMul with per-row and per-column scales, against numpy. The
+    intermediates are multiples of 64 bytes, as in int_io."""
+    u8 = lambda lo, hi, s: rng.randint(lo, hi, s).astype(np.uint8)
+    i8 = lambda lo, hi, s: rng.randint(lo, hi, s).astype(np.int8)
+    f32 = lambda *v: np.array(v, np.float32)
+    models = []
+    # QLinearConv: x uint8, w int8 per output channel, an int32 bias (past
+    # 2^24 on channel 0, which saturates).
+    x = u8(0, 256, (1, 4, 8, 8))
+    w = {"xs": f32(0.02), "xz": np.array(120, np.uint8), "w": i8(-128, 128, (4, 4, 2, 2)),
+         "ws": f32(0.01, 0.02, 0.005, 0.03), "wz": np.array([0, 3, -5, 1], np.int8),
+         "ys": f32(0.1), "yz": np.array(128, np.uint8),
+         "b": np.array([1 << 25, -3000, 12345, -999], np.int32)}
+    attrs = dict(pads=[1, 0, 0, 1], strides=[2, 1])
+    acc = int_conv(x, w["xz"], w["w"], w["wz"], **attrs) + w["b"].reshape(1, -1, 1, 1)
+    mul = (w["xs"] * w["ws"]) / w["ys"]
+    y = requantize(acc, mul.reshape(1, -1, 1, 1), w["yz"], np.uint8)
+    models.append(("qlinearconv_bias_per_channel", "QLinearConv",
+                   ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], x, w, y, attrs))
+    # ConvInteger 3-D, w's zero points per output channel, depth padding.
+    x = u8(0, 256, (1, 2, 4, 4, 4))
+    w = {"xz": np.array(100, np.uint8), "w": u8(0, 256, (4, 2, 2, 2, 2)),
+         "wz": np.array([128, 0, 255, 7], np.uint8)}
+    attrs = dict(pads=[2, 1, 1, 1, 0, 0], dilations=[2, 1, 1])
+    y = int_conv(x, w["xz"], w["w"], w["wz"], **attrs).astype(np.int32)
+    models.append(("convinteger3d_per_channel", "ConvInteger", ["x", "w", "xz", "wz"], x, w,
+                   y, attrs))
+    # MatMulInteger: A's zero point per row ([D1, M, 1]), B's per column.
+    x = u8(0, 256, (2, 3, 16))
+    w = {"b": u8(0, 256, (16, 4)), "az": u8(0, 256, (2, 3, 1)), "bz": u8(0, 256, (4,))}
+    y = ((x.astype(np.int64) - w["az"]) @ (w["b"].astype(np.int64) - w["bz"])).astype(np.int32)
+    models.append(("matmulinteger_per_row_column", "MatMulInteger", ["x", "b", "az", "bz"], x,
+                   w, y, {}))
+    # QLinearMatMul: a's scale and zero point per row, b's per column.
+    x = u8(0, 256, (4, 16))
+    w = {"as": f32(0.01, 0.02, 0.03, 0.015), "az": u8(100, 150, (4,)),
+         "b": i8(-128, 128, (16, 16)), "bs": (0.001 + 0.01 * rng.rand(16)).astype(np.float32),
+         "bz": i8(-3, 4, (16,)), "ys": f32(0.5), "yz": np.array(-3, np.int8)}
+    acc = (x.astype(np.int64) - w["az"].reshape(-1, 1)) @ (w["b"].astype(np.int64) - w["bz"])
+    mul = (w["as"].reshape(-1, 1) * w["bs"].reshape(1, -1)) / w["ys"]
+    y = requantize(acc, mul, w["yz"], np.int8)
+    models.append(("qlinearmatmul_per_row_column", "QLinearMatMul",
+                   ["x", "as", "az", "b", "bs", "bz", "ys", "yz"], x, w, y, {}))
+    for name, op, inputs, x, w, y, attrs in models:
+        g = helper.make_graph([helper.make_node(op, inputs, ["y"], name="q", **attrs)], name,
+                              [helper.make_tensor_value_info(
+                                  "x", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[x.dtype], list(x.shape))],
+                              [helper.make_tensor_value_info(
+                                  "y", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[y.dtype], list(y.shape))],
                               [numpy_helper.from_array(a, n) for n, a in w.items()])
         save(model(g), os.path.join(out, name + ".onnx"))
         write_set(out, name, [("x", x)], [("y", y)], w)
@@ -555,8 +630,8 @@ def bad_operators(d, x):
     save(m, os.path.join(d, "op_castlike_type.onnx"), check=False)
     one("eyelike_rank", "EyeLike", ["x3"], {"x3": x3}, k=1)
     one("dynquant_type", "DynamicQuantizeLinear", ["h16"], {"h16": f16(2, 4)})
-    # The integer products: operands that fit, one zero point and one scale
-    # per tensor, no QLinearConv bias.
+    # The integer products: operands that fit, zero points and scales per
+    # tensor or along the axis the definition allows, a bias per channel.
     u8 = lambda *s: np.ones(s, np.uint8)
     one("pool3d_pads", "MaxPool", ["x5"], {"x5": np.ones((1, 1, 2, 2, 2), np.float32)},
         kernel_shape=[1, 1, 1], pads=[0, 0, 0, 0])
@@ -567,12 +642,14 @@ def bad_operators(d, x):
     one("matmulinteger_inner", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 3), "qb": u8(4, 2)})
     one("convinteger_zero", "ConvInteger", ["qx", "qw", "qz"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
-    one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s2", "qz1", "qb", "s", "qz1", "s", "qz1"],
-        {"qa": u8(2, 3), "qb": u8(3, 2), "s2": f32(0.1, 0.2), "s": f32(0.1), "qz1": u8(1)})
+    one("matmulinteger_zero_rows", "MatMulInteger", ["qa", "qb", "qz23"],
+        {"qa": u8(2, 3), "qb": u8(3, 2), "qz23": u8(2, 3)})
+    one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s3", "qz1", "qb", "s", "qz1", "s", "qz1"],
+        {"qa": u8(2, 3), "qb": u8(3, 2), "s3": f32(0.1, 0.2, 0.3), "s": f32(0.1), "qz1": u8(1)})
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
-         "bias": np.zeros(1, np.int32)})
+         "bias": np.zeros(2, np.int32)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
@@ -598,6 +675,7 @@ def main():
     einsums(out, rng)
     pools_3d(out, rng)
     convs_3d(out, rng)
+    quant_per_axis(out, rng)
     bad(out)
 
 
