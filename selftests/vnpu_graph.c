@@ -155,6 +155,10 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "prelu_slope", VNPU_ERROR_INVALID_MODEL, { "'prelu_slope' (PRelu)", "do not broadcast" } },
 		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 7" } },
 		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
+		{ "range_scalars", VNPU_ERROR_INVALID_MODEL,
+		  { "'range_scalars' (Range)", "start, limit and delta must be scalars of one type" } },
+		{ "range_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'range_type' (Range)", "element type 2 (float, int32 and int64 are)" } },
 		{ "conv_transpose_weights", VNPU_ERROR_INVALID_MODEL, { "'conv_transpose_weights' (ConvTranspose)", "weights for 3 do not fit" } },
 		{ "batchnorm_training", VNPU_ERROR_NOT_SUPPORTED, { "'batchnorm_training' (BatchNormalization)", "operator set 14" } },
 		{ "shrink_lambd", VNPU_ERROR_NOT_SUPPORTED, { "'shrink_lambd' (Shrink)", "lambd -1 below 0" } },
@@ -625,6 +629,23 @@ TEST_F(graph, per_axis_quantisation_matches_numpy)
 	static const char *const models[] = {
 		"qlinearconv_bias_per_channel", "convinteger3d_per_channel",
 		"matmulinteger_per_row_column", "qlinearmatmul_per_row_column",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * Range of constant float32 and int32 scalars folded at load as
+ * numpy.arange computes it, and linear and cubic Resize of float16,
+ * against numpy.
+ */
+TEST_F(graph, range_and_float16_resize_match_numpy)
+{
+	static const char *const models[] = {
+		"range_float", "range_int32", "resize_linear_fp16", "resize_cubic_fp16",
 	};
 
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {

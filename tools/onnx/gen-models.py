@@ -487,6 +487,75 @@ def quant_per_axis(out, rng):
         write_set(out, name, [("x", x)], [("y", y)], w)
 
 
+def resize_1d_ref(data, scale, n_out, cubic, a=-0.75):
+    """One axis of Resize (half_pixel, exclude_outside 0) as the
+    definition's reference interpolates: the taps nearest to the input
+    coordinate over the input padded with its edge values."""
+    taps = 4 if cubic else 2
+    pad = taps // 2
+    padded = np.concatenate([np.repeat(data[:1], pad), data, np.repeat(data[-1:], pad)])
+    out = np.zeros(n_out)
+    for x in range(n_out):
+        o = (x + 0.5) / scale - 0.5
+        r = 1.0 if o == np.floor(o) else o - np.floor(o)
+        if cubic:
+            s = 1 - r
+            c = [((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+                 ((a + 2) * r - (a + 3)) * r * r + 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+                 ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a]
+        else:
+            c = [1 - r, r]
+        xp = o + pad
+        idx = sorted(sorted(range(len(padded)), key=lambda i: (abs(xp - i), i))[:taps])
+        out[x] = np.dot(c, padded[idx])
+    return out
+
+
+def resize_ref(x, sizes, cubic):
+    """Resize to @sizes, the last axis first, in float64."""
+    y = x.astype(np.float64)
+    for d in reversed(range(x.ndim)):
+        if sizes[d] != y.shape[d]:
+            y = np.apply_along_axis(resize_1d_ref, d, y, sizes[d] / x.shape[d], sizes[d], cubic)
+    return y
+
+
+def range_and_resize(out, rng):
+    """Range of constant float32 and int32 scalars (numpy.arange, the
+    definition's reference) into an elementwise node, and linear and cubic
+    Resize of float16 (computed in fp32, rounded once) against numpy."""
+    models = []
+    st, lim, dl = np.float32(1.3), np.float32(7.9), np.float32(0.7)
+    r = np.arange(st, lim, dl, dtype=np.float32)
+    x = rng.standard_normal(r.shape).astype(np.float32)
+    models.append(("range_float", [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range"),
+                                   helper.make_node("Add", ["x", "r"], ["y"], name="add")],
+                   x, {"s": st, "l": lim, "d": dl}, (x + r).astype(np.float32)))
+    st, lim, dl = np.int32(10), np.int32(-7), np.int32(-3)
+    r = np.arange(st, lim, dl, dtype=np.int32)
+    x = rng.randint(-8, 12, r.shape).astype(np.int32)
+    models.append(("range_int32", [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range"),
+                                   helper.make_node("Max", ["x", "r"], ["y"], name="max")],
+                   x, {"s": st, "l": lim, "d": dl}, np.maximum(x, r)))
+    # Intermediates of multiples of 64 bytes, as in int_io.
+    for mode, sizes in (("linear", (1, 2, 6, 16)), ("cubic", (1, 2, 2, 24))):
+        x = rng.standard_normal((1, 2, 4, 8)).astype(np.float16)
+        y = resize_ref(x, sizes, mode == "cubic").astype(np.float32).astype(np.float16)
+        node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize",
+                                mode=mode)
+        models.append(("resize_%s_fp16" % mode, [node], x,
+                       {"sizes": np.array(sizes, np.int64)}, y))
+    for name, nodes, x, w, y in models:
+        g = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info(
+                                  "x", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[x.dtype], list(x.shape))],
+                              [helper.make_tensor_value_info(
+                                  "y", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[y.dtype], list(y.shape))],
+                              [numpy_helper.from_array(np.asarray(a), n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], {n: np.asarray(a) for n, a in w.items()})
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -588,6 +657,9 @@ def bad_operators(d, x):
         mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
     one("resize_mode", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="bicubic")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
+    one("range_scalars", "Range", ["a", "b", "c"], {"a": i64(0, 1), "b": i64(4), "c": i64(1)})
+    one("range_type", "Range", ["a", "b", "c"],
+        {"a": np.array(0, np.uint8), "b": np.array(4, np.uint8), "c": np.array(1, np.uint8)})
     one("conv_transpose_weights", "ConvTranspose", ["x4", "W"],
         {"x4": np.ones((1, 4, 5, 5), np.float32), "W": np.ones((3, 1, 3, 3), np.float32)})
     one("shrink_lambd", "Shrink", ["x"], {}, lambd=-1.0)
@@ -676,6 +748,7 @@ def main():
     pools_3d(out, rng)
     convs_3d(out, rng)
     quant_per_axis(out, rng)
+    range_and_resize(out, rng)
     bad(out)
 
 
