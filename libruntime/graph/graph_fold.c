@@ -179,18 +179,21 @@ static int fold_range(struct gbuild *b, const struct gnode *n, const struct fval
 
 		q = (double)span / (double)((float *)in[2].v)[0];
 	} else {
-		int64_t start = fval_int(&in[0]), limit = fval_int(&in[1]), delta = fval_int(&in[2]);
+		int64_t start = fval_int(&in[0]), limit = fval_int(&in[1]);
+		int64_t delta = fval_int(&in[2]);
+		uint64_t span = delta > 0 ? (uint64_t)limit - (uint64_t)start :
+				(uint64_t)start - (uint64_t)limit;
+		uint64_t step = delta > 0 ? (uint64_t)delta : 0 - (uint64_t)delta;
 
 		/* Exact: the quotient rounded up, of integers of at most 63 bits. */
 		if ((limit > start) != (delta > 0) || limit == start)
 			q = 0;
-		else if (delta > 0)
-			q = (double)(((uint64_t)limit - (uint64_t)start - 1) / (uint64_t)delta + 1);
 		else
-			q = (double)(((uint64_t)start - (uint64_t)limit - 1) / (0 - (uint64_t)delta) + 1);
+			q = (double)((span - 1) / step + 1);
 	}
 	if (!(q <= MAX_DIM))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%g elements (at most %u)", q, MAX_DIM);
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%g elements (at most %u)", q,
+				 MAX_DIM);
 	count = q > 0 ? (int64_t)q + ((double)(int64_t)q < q) : 0;
 	if (count > MAX_DIM)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%lld elements (at most %u)",

@@ -1272,11 +1272,11 @@ static int conv_cols_zero(struct gbuild *b, const struct gnode *n, int cols, int
 	int64_t shape[3] = { g[0], g[2], (r1 - r0) * g[4] };
 	uint64_t sa[3] = { 0, 0, 0 };
 	uint64_t sc[3] = { (uint64_t)(g[1] * g[2] * g[3] * g[4]), (uint64_t)(g[3] * g[4]), 1 };
+	uint64_t oc = (uint64_t)((kd * g[2] * g[3] + r0) * g[4]);
 
 	if (r0 >= r1)
 		return VNPU_SUCCESS;
-	return gop_copy(b, n, 3, shape, zero, 0, sa, cols, (uint64_t)((kd * g[2] * g[3] + r0) * g[4]),
-			sc);
+	return gop_copy(b, n, 3, shape, zero, 0, sa, cols, oc, sc);
 }
 
 /*

@@ -460,12 +460,12 @@ static int multiplier(struct gbuild *b, const struct gnode *n, int conv, int acc
 
 	memset(mst, 0, MAX_RANK * sizeof(*mst));
 	if (gop_in(b, n, 1)->count == 1 && gop_in(b, n, 4)->count == 1) {
-		status = gop_scratch(b, n, 1, mul);
-		return status ? status :
-		       gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, one, 0, n->in[1], zero, n->in[4], zero,
-				     *mul, zero) ?:
-		       gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, one, 0, *mul, zero, n->in[6], zero, *mul,
-				     zero);
+		if ((status = gop_scratch(b, n, 1, mul)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, one, 0, n->in[1], zero,
+					    n->in[4], zero, *mul, zero)))
+			return status;
+		return gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, one, 0, *mul, zero, n->in[6], zero,
+				     *mul, zero);
 	}
 	memcpy(dims, t->dims, sizeof(dims));
 	if (conv) {
@@ -487,8 +487,9 @@ static int multiplier(struct gbuild *b, const struct gnode *n, int conv, int acc
 	if (status != VNPU_SUCCESS)
 		return status;
 	gop_dense(dims, rank, mst);
-	return gop_launch_nd(b, n, VNPU_OP_T_MUL, rank, dims, 0, n->in[1], oa, n->in[4], ob, *mul,
-			     mst) ?:
+	status = gop_launch_nd(b, n, VNPU_OP_T_MUL, rank, dims, 0, n->in[1], oa, n->in[4], ob,
+			       *mul, mst);
+	return status ? status :
 	       gop_launch_nd(b, n, VNPU_OP_T_DIV, rank, dims, 0, *mul, mst, n->in[6], zero, *mul,
 			     mst);
 }
