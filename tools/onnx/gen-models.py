@@ -720,8 +720,8 @@ def bad_operators(d, x):
         {"qa": u8(2, 3), "qb": u8(3, 2), "s3": f32(0.1, 0.2, 0.3), "s": f32(0.1), "qz1": u8(1)})
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
-        {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
-         "bias": np.zeros(2, np.int32)})
+        {"qx": u8(1, 2, 4, 4), "qw": u8(2, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
+         "bias": np.zeros(1, np.int32)})
     # Shape arithmetic folded at load divides by zero.
     nodes = [helper.make_node("Div", ["four", "zero"], ["shape"], name="fold_div"),
              helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")]
