@@ -589,7 +589,9 @@ TEST_F(graph, einsum_equations_match_numpy)
 /*
  * 3-D Conv (groups, strides, dilations, pads, depth padding past a whole
  * kernel depth, depthwise with SAME_UPPER) and 3-D ConvTranspose
- * (output_padding, output_shape) against numpy.
+ * (output_padding, output_shape) against numpy. The depth padding's
+ * columns reuse the memory of a larger non-zero tensor, so their zero rows
+ * must be written (fresh device memory is zero).
  */
 TEST_F(graph, convs_3d_match_numpy)
 {
