@@ -135,6 +135,14 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		const char *words[3];
 	} cases[] = {
 		{ "conv_group", VNPU_ERROR_INVALID_MODEL, { "'conv_group' (Conv)", "group 3 does not divide" } },
+		{ "conv3d_kernel_shape", VNPU_ERROR_INVALID_MODEL,
+		  { "'conv3d_kernel_shape' (Conv)", "kernel_shape of 2 values for 3 spatial" } },
+		{ "conv3d_pads", VNPU_ERROR_INVALID_MODEL,
+		  { "'conv3d_pads' (Conv)", "pads of the wrong length" } },
+		{ "conv3d_group", VNPU_ERROR_INVALID_MODEL,
+		  { "'conv3d_group' (Conv)", "group 3 does not divide 4 input" } },
+		{ "convtranspose3d_pads", VNPU_ERROR_INVALID_MODEL,
+		  { "'convtranspose3d_pads' (ConvTranspose)", "pads or output_shape of the wrong length" } },
 		{ "concat_shapes", VNPU_ERROR_INVALID_MODEL, { "'concat_shapes' (Concat)", "differs in dimension 1" } },
 		{ "concat_axis", VNPU_ERROR_INVALID_MODEL, { "'concat_axis' (Concat)", "axis 5 out of range" } },
 		{ "split_sizes", VNPU_ERROR_INVALID_MODEL, { "'split_sizes' (Split)", "2 sizes for 1 outputs" } },
@@ -152,6 +160,10 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		{ "prelu_slope", VNPU_ERROR_INVALID_MODEL, { "'prelu_slope' (PRelu)", "do not broadcast" } },
 		{ "cast_to", VNPU_ERROR_NOT_SUPPORTED, { "'cast_to' (Cast)", "element type 7" } },
 		{ "range_delta", VNPU_ERROR_INVALID_MODEL, { "'range_delta' (Range)", "delta is 0" } },
+		{ "range_scalars", VNPU_ERROR_INVALID_MODEL,
+		  { "'range_scalars' (Range)", "start, limit and delta must be scalars of one type" } },
+		{ "range_type", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'range_type' (Range)", "element type 2 (float, int32 and int64 are)" } },
 		{ "conv_transpose_weights", VNPU_ERROR_INVALID_MODEL, { "'conv_transpose_weights' (ConvTranspose)", "weights for 3 do not fit" } },
 		{ "batchnorm_training", VNPU_ERROR_NOT_SUPPORTED, { "'batchnorm_training' (BatchNormalization)", "operator set 14" } },
 		{ "shrink_lambd", VNPU_ERROR_NOT_SUPPORTED, { "'shrink_lambd' (Shrink)", "lambd -1 below 0" } },
@@ -202,14 +214,16 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'einsum_ellipsis' (Einsum)", "an output without the inputs' ellipsis" } },
 		{ "matmulinteger_inner", VNPU_ERROR_INVALID_MODEL,
 		  { "'matmulinteger_inner' (MatMulInteger)", "inner dimensions 3 and 4 differ" } },
-		{ "convinteger_zero", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'convinteger_zero' (ConvInteger)", "zero point 'qz' of 2 elements" } },
-		{ "qlinearmatmul_scale", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'qlinearmatmul_scale' (QLinearMatMul)", "scale 's2' of 2 elements" } },
+		{ "convinteger_zero", VNPU_ERROR_INVALID_MODEL,
+		  { "'convinteger_zero' (ConvInteger)", "'qz' of 2 elements (the definition's is one, per tensor)" } },
+		{ "matmulinteger_zero_rows", VNPU_ERROR_INVALID_MODEL,
+		  { "'matmulinteger_zero_rows' (MatMulInteger)", "'qz23' of shape [2,3] does not fit 'qa' of shape [2,3] (one element, or one per row)" } },
+		{ "qlinearmatmul_scale", VNPU_ERROR_INVALID_MODEL,
+		  { "'qlinearmatmul_scale' (QLinearMatMul)", "'s3' of shape [3] does not fit 'qa'" } },
+		{ "qlinearconv_bias", VNPU_ERROR_INVALID_MODEL,
+		  { "'qlinearconv_bias' (QLinearConv)", "bias 'bias' of element type 6 and shape [1] (int32, one per output channel: [2])" } },
 		{ "concat_inputs", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'concat_inputs' (Concat)", "257 inputs and 1 outputs (at most 256 and 4" } },
-		{ "qlinearconv_bias", VNPU_ERROR_NOT_SUPPORTED,
-		  { "'qlinearconv_bias' (QLinearConv)", "bias input B is not supported" } },
 		{ "gather_run_type", VNPU_ERROR_INVALID_MODEL,
 		  { "'gather_run_type' (Gather)", "indices 'fi' of element type 1" } },
 		{ "gather_elements_rank", VNPU_ERROR_INVALID_MODEL,
@@ -591,6 +605,63 @@ TEST_F(graph, einsum_equations_match_numpy)
 		"einsum_batch_matmul", "einsum_implicit", "einsum_inner", "einsum_outer",
 		"einsum_transpose", "einsum_diagonal", "einsum_trace", "einsum_sum",
 		"einsum_attention", "einsum_ellipsis", "einsum_ellipsis_implicit",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * 3-D Conv (groups, strides, dilations, pads, depth padding past a whole
+ * kernel depth, depthwise with SAME_UPPER) and 3-D ConvTranspose
+ * (output_padding, output_shape) against numpy. The depth padding's
+ * columns reuse the memory of a larger non-zero tensor, so their zero rows
+ * must be written (fresh device memory is zero).
+ */
+TEST_F(graph, convs_3d_match_numpy)
+{
+	static const char *const models[] = {
+		"conv3d", "conv3d_depth_pads", "conv3d_depthwise_same", "convtranspose3d",
+		"convtranspose3d_output_shape",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * QLinearConv with its int32 bias and per-channel weight scales and zero
+ * points, ConvInteger in 3-D with per-channel zero points, MatMulInteger
+ * with zero points per row and per column, QLinearMatMul with scales and
+ * zero points per row and per column: exactly numpy's integers (and its
+ * float32 requantisation).
+ */
+TEST_F(graph, per_axis_quantisation_matches_numpy)
+{
+	static const char *const models[] = {
+		"qlinearconv_bias_per_channel", "convinteger3d_per_channel",
+		"matmulinteger_per_row_column", "qlinearmatmul_per_row_column",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		TH_LOG("%s", models[i]);
+		run_model(_metadata, self, models[i], 1);
+	}
+}
+
+/*
+ * Range of constant float32 and int32 scalars folded at load as
+ * numpy.arange computes it (the float32 sequence bit for bit: an Equal
+ * with numpy's), and linear and cubic Resize of float16, against numpy.
+ */
+TEST_F(graph, range_and_float16_resize_match_numpy)
+{
+	static const char *const models[] = {
+		"range_float", "range_int32", "resize_linear_fp16", "resize_cubic_fp16",
 	};
 
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {

@@ -6,13 +6,14 @@
  * Reshape, Expand or Slice from the input's shape at run time (Shape,
  * Gather, Unsqueeze, Concat, integer Add/Mul/Div...), so that a model with
  * dynamic axes works for any input size. The loader knows every shape, so
- * these nodes become constants of the graph: Shape, Size, ConstantOfShape
- * and Range always, and the operators below (Add, Sub, Mul, Div, Max,
- * Min, Mod, Pow, the comparisons into bool, Neg, Abs, Trilu, Concat,
- * Gather, Cast, Slice, Transpose, Expand, and Where of a constant bool
- * condition) when all
- * their inputs are constant and integer (int64). Nothing of a float tensor's values is
- * computed here: the device computes every float node.
+ * these nodes become constants of the graph: Shape and Size always,
+ * ConstantOfShape and Range (float, int32 or int64) when their inputs are
+ * constant, and the operators below (Add, Sub, Mul, Div, Max, Min, Mod,
+ * Pow, the comparisons into bool, Neg, Abs, Trilu, Concat, Gather, Cast,
+ * Slice, Transpose, Expand, and Where of a constant bool condition) when
+ * all their inputs are constant and integer (int64). Apart from Range's sequence, nothing
+ * of a float tensor's values is computed here: the device computes every
+ * float node.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -142,29 +143,83 @@ static int fold_constant_of_shape(struct gbuild *b, const struct gnode *n, const
 	return status == VNPU_SUCCESS ? fval_out(b, n, &f) : status;
 }
 
+/*
+ * Range of constant scalars, as numpy.arange computes it (the reference
+ * implementation of the definition): ceil((limit - start) / delta)
+ * elements, at least 0, the difference in the inputs' type and the
+ * quotient in double. Integers are start + i * delta. float32 values are
+ * start, then start + delta, then start + i * d with d = (start + delta)
+ * - start, each sum, difference and product rounded to float32.
+ */
+/* Element 0 of an int32 or int64 scalar, exactly. */
+static int64_t fval_int(const struct fval *f)
+{
+	return f->dtype == VNPU_DTYPE_INT32 ? ((int32_t *)f->v)[0] : ((int64_t *)f->v)[0];
+}
+
 static int fold_range(struct gbuild *b, const struct gnode *n, const struct fval *in)
 {
-	double start = fval_get(&in[0], 0), limit = fval_get(&in[1], 0), delta = fval_get(&in[2], 0);
-	double steps;
+	int dtype = in[0].dtype, isf = dtype == VNPU_DTYPE_FLOAT;
+	double q;
 	int64_t count;
 	struct fval f;
 
 	for (int i = 0; i < 3; i++)
-		if (in[i].count != 1 || in[i].dtype != in[0].dtype)
-			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "start, limit and delta must be scalars of one type");
-	if (delta == 0)
+		if (in[i].count != 1 || in[i].rank > 1 || in[i].dtype != dtype)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "start, limit and delta must be scalars of one type");
+	if (!isf && dtype != VNPU_DTYPE_INT32 && dtype != VNPU_DTYPE_INT64)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "element type %d (float, int32 and int64 are)", dtype);
+	if (isf ? ((float *)in[2].v)[0] == 0 : fval_int(&in[2]) == 0)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "delta is 0");
-	steps = (limit - start) / delta;
-	count = steps > 0 ? (int64_t)steps + ((double)(int64_t)steps < steps) : 0;
-	if (count > MAX_DIM)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%lld elements", (long long)count);
-	if (fval_alloc(&f, in[0].dtype, 1, &count))
-		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	for (int64_t i = 0; i < count; i++) {
-		if (f.dtype == VNPU_DTYPE_INT64)
-			((int64_t *)f.v)[i] = ((int64_t *)in[0].v)[0] + i * ((int64_t *)in[2].v)[0];
+	if (isf) {
+		float start = ((float *)in[0].v)[0], limit = ((float *)in[1].v)[0];
+		float span = limit - start;
+
+		q = (double)span / (double)((float *)in[2].v)[0];
+	} else {
+		int64_t start = fval_int(&in[0]), limit = fval_int(&in[1]);
+		int64_t delta = fval_int(&in[2]);
+		uint64_t span = delta > 0 ? (uint64_t)limit - (uint64_t)start :
+				(uint64_t)start - (uint64_t)limit;
+		uint64_t step = delta > 0 ? (uint64_t)delta : 0 - (uint64_t)delta;
+
+		/* Exact: the quotient rounded up, of integers of at most 63 bits. */
+		if ((limit > start) != (delta > 0) || limit == start)
+			q = 0;
 		else
-			((float *)f.v)[i] = ((float *)in[0].v)[0] + (float)i * ((float *)in[2].v)[0];
+			q = (double)((span - 1) / step + 1);
+	}
+	if (!(q <= MAX_DIM))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%g elements (at most %u)", q,
+				 MAX_DIM);
+	count = q > 0 ? (int64_t)q + ((double)(int64_t)q < q) : 0;
+	if (count > MAX_DIM)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%lld elements (at most %u)",
+				 (long long)count, MAX_DIM);
+	if (fval_alloc(&f, dtype, 1, &count))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	if (isf) {
+		float start = ((float *)in[0].v)[0], next = start + ((float *)in[2].v)[0];
+		float d = next - start;
+
+		for (int64_t i = 0; i < count; i++) {
+			float step = (float)i * d;
+
+			((float *)f.v)[i] = i == 0 ? start : i == 1 ? next : start + step;
+		}
+	} else {
+		int64_t start = fval_int(&in[0]), delta = fval_int(&in[2]);
+
+		for (int64_t i = 0; i < count; i++) {
+			int64_t v = (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)delta);
+
+			if (dtype == VNPU_DTYPE_INT32)
+				((int32_t *)f.v)[i] = (int32_t)v;
+			else
+				((int64_t *)f.v)[i] = v;
+		}
 	}
 	return fval_out(b, n, &f);
 }
@@ -559,13 +614,19 @@ int graph_fold_node(struct gbuild *b, struct gnode *n, int *folded)
 		*folded = 1;
 		return op[1] == 'h' ? fold_shape(b, n) : fold_size(b, n);
 	}
+	if (!strcmp(op, "Range") && !all_const)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "start, limit and delta: each must be a constant (given at load)");
 	if (!all_const || !given)
 		return VNPU_SUCCESS;
 	if (!strcmp(op, "ConstantOfShape")) {
 		*folded = 1;
 		return fold_constant_of_shape(b, n, &in[0]);
 	}
-	if (!strcmp(op, "Range") && given == 3) {
+	if (!strcmp(op, "Range")) {
+		if (given != 3)
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "start, limit and delta expected");
 		*folded = 1;
 		return fold_range(b, n, in);
 	}

@@ -1255,46 +1255,18 @@ static int op_pool(struct gbuild *b, struct gnode *n)
 }
 
 /*
- * Conv, 1-D or 2-D, grouped: the columns of the whole input by IM2COL
- * (N x C kh kw x P, a scratch tensor), then Y[n, g Kg + k] = W[g Kg + k]
- * cols[n, g Qg ...] as one DOT over (N, G, Kg, P, Qg), then the bias.
+ * The columns of a 1-D or 2-D Conv, N x (C kh kw) x (oh ow), into a new
+ * scratch *@cols: one IM2COL of the whole input. Sets the output's shape
+ * (@dims) and *@P, the output positions of one image.
  */
-int gop_conv(struct gbuild *b, struct gnode *n)
+static int conv_cols_2d(struct gbuild *b, const struct gnode *n, int sp, int64_t *dims,
+			uint64_t *P, int *cols)
 {
-	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
-					       "pads", "strides", NULL };
-	const Onnx__AttributeProto *ks = gop_attr(n, "kernel_shape");
-	struct gtensor *x, *w, *bias;
-	int64_t dims[4], cols_dims[6], x4[4], kh, kw, group;
-	uint64_t P, Q, K, G, Kg, Qg;
+	struct gtensor *x = gop_in(b, n, 0), *w = gop_in(b, n, 1);
+	int64_t cols_dims[6], x4[4], kh = sp == 2 ? w->dims[2] : 1, kw = w->dims[w->rank - 1];
 	struct tlaunch l;
-	int cols, status, sp;
+	int status;
 
-	status = gop_check_float_op(b, n, allowed, 2, 3);
-	if (status)
-		return status;
-	x = gop_in(b, n, 0);
-	w = gop_in(b, n, 1);
-	bias = gop_in(b, n, 2);
-	sp = (int)x->rank - 2;
-	if ((sp != 1 && sp != 2) || w->rank != x->rank)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "only 1-D and 2-D convolution (N x C x W, N x C x H x W) is supported");
-	group = gop_attr_int(n, "group", 1);
-	if (group < 1 || x->dims[1] % group || w->dims[0] % group)
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
-				 "group %lld does not divide %lld input and %lld output channels",
-				 (long long)group, (long long)x->dims[1], (long long)w->dims[0]);
-	if (w->dims[1] * group != x->dims[1])
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%lld input channels, the weights take %lld",
-				 (long long)x->dims[1], (long long)(w->dims[1] * group));
-	kh = sp == 2 ? w->dims[2] : 1;
-	kw = w->dims[w->rank - 1];
-	if (ks && (ks->n_ints != (size_t)sp || ks->ints[0] != w->dims[2] ||
-		   ks->ints[sp - 1] != kw))
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "kernel_shape differs from the weights");
-	if (bias && (bias->rank != 1 || bias->dims[0] != w->dims[0]))
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bias of the wrong shape");
 	as_2d(x, x4);
 	gop_tl_init(&l, VNPU_OP_T_IM2COL, 4, x4);
 	status = window_nd(n, x, sp, kh, kw, 0, &l.window);
@@ -1306,26 +1278,16 @@ int gop_conv(struct gbuild *b, struct gnode *n)
 	dims[1] = w->dims[0];
 	dims[2] = sp == 2 ? l.window.out_h : l.window.out_w;
 	dims[3] = l.window.out_w;
-	status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims);
-	if (status != VNPU_SUCCESS)
-		return status;
-	K = (uint64_t)w->dims[0];
-	G = (uint64_t)group;
-	Kg = K / G;
-	P = (uint64_t)l.window.out_h * l.window.out_w;
-	Q = (uint64_t)x->dims[1] * (uint64_t)(kh * kw);
-	Qg = Q / G;
-	/* The columns: N x (C kh kw) x (oh ow), a scratch tensor of the node. */
-	status = gop_scratch(b, n, (uint64_t)x->dims[0] * Q * P, &cols);
-	if (status != VNPU_SUCCESS)
+	*P = (uint64_t)l.window.out_h * l.window.out_w;
+	if ((status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims)) ||
+	    (status = gop_scratch(b, n, (uint64_t)(x4[0] * x4[1] * kh * kw) * *P, cols)))
 		return status;
 	x = gop_in(b, n, 0);	/* the tensors may have moved */
-	w = gop_in(b, n, 1);
 	/* float16 and int32 columns: IM2COL moves the elements as they are. */
 	if (x->dtype != VNPU_DTYPE_FLOAT)
-		gb_set_shape(&b->tensors[cols], x->dtype, 1, b->tensors[cols].dims);
-	cols_dims[0] = x->dims[0];
-	cols_dims[1] = x->dims[1];
+		gb_set_shape(&b->tensors[*cols], x->dtype, 1, b->tensors[*cols].dims);
+	cols_dims[0] = x4[0];
+	cols_dims[1] = x4[1];
 	cols_dims[2] = kh;
 	cols_dims[3] = kw;
 	cols_dims[4] = l.window.out_h;
@@ -1334,10 +1296,197 @@ int gop_conv(struct gbuild *b, struct gnode *n)
 	gop_dense(cols_dims, 6, l.sc);
 	l.out_rank = 6;
 	l.ta = n->in[0];
-	l.tc = cols;
-	status = gop_tl_emit(b, n, &l);
+	l.tc = *cols;
+	return gop_tl_emit(b, n, &l);
+}
+
+/*
+ * Zeros into the rows [@r0, @r1) of output depth of kernel depth @kd of
+ * the 3-D columns @cols, NC x kD x (kh kw) x oD x (oh ow): the column
+ * entries whose input depth is padding.
+ */
+static int conv_cols_zero(struct gbuild *b, const struct gnode *n, int cols, int zero,
+			  const int64_t *g, int64_t kd, int64_t r0, int64_t r1)
+{
+	/* g: NC, kD, kh kw, oD, oh ow */
+	int64_t shape[3] = { g[0], g[2], (r1 - r0) * g[4] };
+	uint64_t sa[3] = { 0, 0, 0 };
+	uint64_t sc[3] = { (uint64_t)(g[1] * g[2] * g[3] * g[4]), (uint64_t)(g[3] * g[4]), 1 };
+	uint64_t oc = (uint64_t)((kd * g[2] * g[3] + r0) * g[4]);
+
+	if (r0 >= r1)
+		return VNPU_SUCCESS;
+	return gop_copy(b, n, 3, shape, zero, 0, sa, cols, oc, sc);
+}
+
+/*
+ * The columns of a 3-D Conv, N x (C kD kH kW) x (oD oH oW), into a new
+ * scratch *@cols, from the device's 2-D IM2COL: for each kernel depth kd,
+ * one IM2COL over X seen as (the output depths od whose input depth
+ * od sD - pad + kd dD lies inside X) x NC x H x W, its first stride sD H W
+ * from the first such input depth, writing the rows (c, kd, kh, kw) of
+ * those output depths; the entries of the other output depths (the depth
+ * padding) are zeros. Batch and channel are one dimension: both step
+ * whole channels, in X and in the columns alike. Sets the output's shape
+ * (@dims) and *@P, the output positions of one image.
+ */
+static int conv_cols_3d(struct gbuild *b, const struct gnode *n, int64_t *dims, uint64_t *P,
+			int *cols)
+{
+	const Onnx__AttributeProto *strides = gop_attr(n, "strides"), *dil = gop_attr(n, "dilations");
+	const Onnx__AttributeProto *pads = gop_attr(n, "pads");
+	static const uint64_t zero_bits;
+	struct gtensor *x = gop_in(b, n, 0), *w = gop_in(b, n, 1);
+	int64_t s[3], d[3], k[3], in[3], g[5], HW;
+	uint32_t out[3], pb[3], pe[3];
+	char auto_pad[32], name[64];
+	int zero = -1, status = VNPU_SUCCESS;
+
+	if ((strides && strides->n_ints != 3) || (dil && dil->n_ints != 3) ||
+	    (pads && pads->n_ints != 6))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "strides, dilations or pads of the wrong length");
+	gop_attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	for (int i = 0; i < 3 && status == VNPU_SUCCESS; i++) {
+		s[i] = strides ? strides->ints[i] : 1;
+		d[i] = dil ? dil->ints[i] : 1;
+		k[i] = w->dims[2 + i];
+		in[i] = x->dims[2 + i];
+		status = window_dim(n, auto_pad, in[i], k[i], s[i], d[i], pads ? pads->ints[i] : 0,
+				    pads ? pads->ints[i + 3] : 0, 0, &out[i], &pb[i], &pe[i]);
+	}
 	if (status != VNPU_SUCCESS)
 		return status;
+	dims[0] = x->dims[0];
+	dims[1] = w->dims[0];
+	for (int i = 0; i < 3; i++)
+		dims[2 + i] = out[i];
+	g[0] = x->dims[0] * x->dims[1];
+	g[1] = k[0];
+	g[2] = k[1] * k[2];
+	g[3] = out[0];
+	g[4] = (int64_t)out[1] * out[2];
+	*P = (uint64_t)(g[3] * g[4]);
+	HW = in[1] * in[2];
+	if ((status = gop_set_out(b, n, 0, 5, dims)) ||
+	    (status = gop_scratch(b, n, (uint64_t)(g[0] * g[1] * g[2]) * *P, cols)))
+		return status;
+	x = gop_in(b, n, 0);	/* the tensors may have moved */
+	if (x->dtype != VNPU_DTYPE_FLOAT)
+		gb_set_shape(&b->tensors[*cols], x->dtype, 1, b->tensors[*cols].dims);
+	for (int64_t kd = 0; kd < k[0] && status == VNPU_SUCCESS; kd++) {
+		int64_t base = kd * d[0] - pb[0], lo, hi;
+		int64_t x4[4];
+		struct tlaunch l;
+
+		/* The output depths whose input depth od s + base is inside X. */
+		lo = base >= 0 ? 0 : (-base + s[0] - 1) / s[0];
+		hi = in[0] - 1 - base < 0 ? -1 : (in[0] - 1 - base) / s[0];
+		if (hi > g[3] - 1)
+			hi = g[3] - 1;
+		if (lo > hi)
+			lo = hi = g[3];		/* no input depth: all zeros */
+		if (zero < 0 && (lo > 0 || hi < g[3] - 1)) {
+			/* A zero of the columns' type: all bits 0 in each. */
+			snprintf(name, sizeof(name), "\x01zero.%d.%zu", n->index, b->num_tensors);
+			status = gb_add_weight(b, name, gop_in(b, n, 0)->dtype, 0, NULL, &zero_bits,
+					       &zero);
+		}
+		if (status == VNPU_SUCCESS)
+			status = conv_cols_zero(b, n, *cols, zero, g, kd, 0, lo);
+		if (status == VNPU_SUCCESS)
+			status = conv_cols_zero(b, n, *cols, zero, g, kd, hi + 1, g[3]);
+		if (status != VNPU_SUCCESS || lo >= g[3])
+			continue;
+		x = gop_in(b, n, 0);
+		x4[0] = hi - lo + 1;
+		x4[1] = g[0];
+		x4[2] = in[1];
+		x4[3] = in[2];
+		gop_tl_init(&l, VNPU_OP_T_IM2COL, 4, x4);
+		l.window.kernel_h = (uint32_t)k[1];
+		l.window.kernel_w = (uint32_t)k[2];
+		l.window.stride_h = (uint32_t)s[1];
+		l.window.stride_w = (uint32_t)s[2];
+		l.window.dilation_h = (uint32_t)d[1];
+		l.window.dilation_w = (uint32_t)d[2];
+		l.window.pad_top = pb[1];
+		l.window.pad_left = pb[2];
+		l.window.out_h = out[1];
+		l.window.out_w = out[2];
+		l.sa[0] = (uint64_t)(s[0] * HW);
+		l.sa[1] = (uint64_t)(in[0] * HW);
+		l.sa[2] = (uint64_t)in[2];
+		l.sa[3] = 1;
+		l.oa = (uint64_t)((lo * s[0] + base) * HW);
+		l.sc[0] = (uint64_t)g[4];
+		l.sc[1] = (uint64_t)(g[1] * g[2]) * *P;
+		l.sc[2] = (uint64_t)k[2] * *P;
+		l.sc[3] = *P;
+		l.sc[4] = out[2];
+		l.sc[5] = 1;
+		l.oc = (uint64_t)((kd * g[2] * g[3] + lo) * g[4]);
+		l.out_rank = 6;
+		l.ta = n->in[0];
+		l.tc = *cols;
+		status = gop_tl_emit(b, n, &l);
+	}
+	return status;
+}
+
+/*
+ * Conv, 1-D, 2-D or 3-D, grouped: the columns of the whole input (N x C
+ * kD kh kw x P, a scratch tensor; IM2COL), then Y[n, g Kg + k] = W[g Kg +
+ * k] cols[n, g Qg ...] as one DOT over (N, G, Kg, P, Qg), then the bias.
+ */
+int gop_conv(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "auto_pad", "dilations", "group", "kernel_shape",
+					       "pads", "strides", NULL };
+	const Onnx__AttributeProto *ks = gop_attr(n, "kernel_shape");
+	struct gtensor *x, *w, *bias;
+	int64_t dims[5], group;
+	uint64_t P = 0, Q, K, G, Kg, Qg;
+	struct tlaunch l;
+	int cols, status, sp;
+
+	status = gop_check_float_op(b, n, allowed, 2, 3);
+	if (status)
+		return status;
+	x = gop_in(b, n, 0);
+	w = gop_in(b, n, 1);
+	bias = gop_in(b, n, 2);
+	sp = (int)x->rank - 2;
+	if (sp < 1 || sp > 3 || w->rank != x->rank)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "only 1-D, 2-D and 3-D convolution (N x C x W, N x C x H x W, N x C x D x H x W) is supported");
+	group = gop_attr_int(n, "group", 1);
+	if (group < 1 || x->dims[1] % group || w->dims[0] % group)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "group %lld does not divide %lld input and %lld output channels",
+				 (long long)group, (long long)x->dims[1], (long long)w->dims[0]);
+	if (w->dims[1] * group != x->dims[1])
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "%lld input channels, the weights take %lld",
+				 (long long)x->dims[1], (long long)(w->dims[1] * group));
+	if (ks && ks->n_ints != (size_t)sp)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "kernel_shape of %zu values for %d spatial dimensions", ks->n_ints, sp);
+	for (int i = 0; ks && i < sp; i++)
+		if (ks->ints[i] != w->dims[2 + i])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "kernel_shape differs from the weights");
+	if (bias && (bias->rank != 1 || bias->dims[0] != w->dims[0]))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "bias of the wrong shape");
+	K = (uint64_t)w->dims[0];
+	Q = (uint64_t)x->dims[1] * gop_prod(w->dims, 2, w->rank);
+	status = sp == 3 ? conv_cols_3d(b, n, dims, &P, &cols) :
+			   conv_cols_2d(b, n, sp, dims, &P, &cols);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);	/* the tensors may have moved */
+	G = (uint64_t)group;
+	Kg = K / G;
+	Qg = Q / G;
 	{
 		int64_t shape[5] = { x->dims[0], (int64_t)G, (int64_t)Kg, (int64_t)P, (int64_t)Qg };
 
@@ -1407,12 +1556,13 @@ static int conv_t_dim(const struct gnode *n, const char *auto_pad, int64_t in, i
 }
 
 /*
- * ConvTranspose (1-D and 2-D, any group): one T_DOT makes every kernel
- * position's contribution Z[n][oc][kh kw][ih iw] = sum over the input
- * channels of the group of W[ic][oc][kh][kw] X[n][ic][ih][iw]; Y starts as
- * the bias (or 0) and each kernel position adds its slice of Z into the
- * output positions ih * stride + kh * dilation - pad (T_ADD in place on a
- * strided view of Y, the positions outside Y left out).
+ * ConvTranspose (1-D, 2-D and 3-D, any group): one T_DOT makes every
+ * kernel position's contribution Z[n][oc][kd kh kw][id ih iw] = sum over
+ * the input channels of the group of W[ic][oc][kd][kh][kw] X[n][ic][id][ih][iw];
+ * Y starts as the bias (or 0) and each kernel position adds its slice of
+ * Z into the output positions i * stride + k * dilation - pad along each
+ * axis (T_ADD in place on a strided view of Y, the positions outside Y
+ * left out). 1-D and 2-D run as 3-D with leading axes of size 1.
  */
 static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 {
@@ -1421,8 +1571,8 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 					       NULL };
 	const char *const names[] = { "strides", "dilations", "output_padding", "kernel_shape" };
 	const Onnx__AttributeProto *a[4], *pads = gop_attr(n, "pads"), *osh;
-	int64_t v[4][2], pb[2] = { 0, 0 }, pe[2] = { 0, 0 }, want[2] = { 0, 0 };
-	int64_t in[2], k[2], out[2], pad0[2], dims[4], group, N, C, OC, OCg, Cg, KK, HW;
+	int64_t v[4][3], pb[3] = { 0 }, pe[3] = { 0 }, want[3] = { 0 };
+	int64_t in[3], k[3], out[3], pad0[3], dims[5], group, N, C, OC, OCg, Cg, KK, HW, O;
 	struct gtensor *x, *w, *bias;
 	char auto_pad[32];
 	int z, init, status, sp, has_bias;
@@ -1435,9 +1585,9 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 	bias = gop_in(b, n, 2);
 	has_bias = bias != NULL;
 	sp = (int)x->rank - 2;
-	if ((sp != 1 && sp != 2) || w->rank != x->rank)
+	if (sp < 1 || sp > 3 || w->rank != x->rank)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "only 1-D and 2-D transposed convolution is supported");
+				 "only 1-D, 2-D and 3-D transposed convolution is supported");
 	group = gop_attr_int(n, "group", 1);
 	N = x->dims[0];
 	C = x->dims[1];
@@ -1461,8 +1611,14 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 	    (osh && osh->n_ints != (size_t)sp && osh->n_ints != (size_t)sp + 2))
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "pads or output_shape of the wrong length");
 	gop_attr_str(n, "auto_pad", auto_pad, sizeof(auto_pad));
+	/* The leading axes a 1-D or 2-D operator does not have: size 1. */
+	for (int j = 0; j < 3; j++) {
+		v[0][j] = v[1][j] = 1;
+		v[2][j] = 0;
+		in[j] = k[j] = 1;
+	}
 	for (int i = 0; i < sp; i++) {
-		int j = i + 2 - sp;
+		int j = i + 3 - sp;
 
 		for (int t = 0; t < 4; t++)
 			v[t][j] = a[t] ? a[t]->ints[i] : t < 2;
@@ -1472,31 +1628,25 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 		pb[j] = pads ? pads->ints[i] : 0;
 		pe[j] = pads ? pads->ints[i + sp] : 0;
 		want[j] = osh ? osh->ints[osh->n_ints - sp + i] : 0;
+		in[j] = x->dims[2 + i];
+		k[j] = w->dims[2 + i];
 	}
-	in[0] = sp == 2 ? x->dims[2] : 1;
-	in[1] = x->dims[x->rank - 1];
-	k[0] = sp == 2 ? w->dims[2] : 1;
-	k[1] = w->dims[w->rank - 1];
-	if (sp == 1) {
-		v[0][0] = v[1][0] = 1;
-		v[2][0] = 0;
-		want[0] = 0;
-	}
-	for (int j = 0; j < 2; j++) {
-		status = conv_t_dim(n, j == 0 && sp == 1 ? "NOTSET" : auto_pad, in[j], k[j], v[0][j],
+	for (int j = 0; j < 3; j++) {
+		status = conv_t_dim(n, j < 3 - sp ? "NOTSET" : auto_pad, in[j], k[j], v[0][j],
 				    v[1][j], v[2][j], pb[j], pe[j], want[j], &out[j], &pad0[j]);
 		if (status != VNPU_SUCCESS)
 			return status;
 	}
 	dims[0] = N;
 	dims[1] = OC;
-	dims[2] = sp == 2 ? out[0] : out[1];
-	dims[3] = out[1];
+	for (int i = 0; i < sp; i++)
+		dims[2 + i] = out[i + 3 - sp];
 	status = gop_set_out(b, n, 0, (uint32_t)sp + 2, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
-	KK = k[0] * k[1];
-	HW = in[0] * in[1];
+	KK = k[0] * k[1] * k[2];
+	HW = in[0] * in[1] * in[2];
+	O = out[0] * out[1] * out[2];
 	if ((status = gop_scratch(b, n, (uint64_t)(N * OC * KK * HW), &z)))
 		return status;
 	/* Z[n][g][ocg][kk][hw] = sum over icg of W[g Cg + icg][ocg][kk] X[n][g Cg + icg][hw]. */
@@ -1513,9 +1663,9 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 	}
 	/* Y = bias per output channel, or 0. */
 	if (status == VNPU_SUCCESS) {
-		int64_t shape[3] = { N, OC, out[0] * out[1] };
+		int64_t shape[3] = { N, OC, O };
 		uint64_t sa[3] = { 0, has_bias, 0 };
-		uint64_t sc[3] = { (uint64_t)(OC * out[0] * out[1]), (uint64_t)(out[0] * out[1]), 1 };
+		uint64_t sc[3] = { (uint64_t)(OC * O), (uint64_t)O, 1 };
 
 		init = n->in[2];
 		if (!has_bias)
@@ -1523,45 +1673,49 @@ static int op_conv_transpose(struct gbuild *b, struct gnode *n)
 		if (status == VNPU_SUCCESS)
 			status = gop_copy(b, n, 3, shape, init, 0, sa, n->out[0], 0, sc);
 	}
-	for (int64_t kh = 0; kh < k[0] && status == VNPU_SUCCESS; kh++)
-		for (int64_t kw = 0; kw < k[1] && status == VNPU_SUCCESS; kw++) {
-			int64_t lo[2], hi[2], kk[2] = { kh, kw }, shape[4];
-			struct tlaunch l;
+	for (int64_t kk = 0; kk < KK && status == VNPU_SUCCESS; kk++) {
+		int64_t lo[3], hi[3], kj[3] = { kk / (k[1] * k[2]), kk / k[2] % k[1], kk % k[2] };
+		int64_t shape[5], oa = 0, ob = 0, empty = 0;
+		struct tlaunch l;
 
-			/* The input rows (columns) whose output lies inside Y. */
-			for (int j = 0; j < 2; j++) {
-				int64_t base = kk[j] * v[1][j] - pad0[j], s = v[0][j];
+		/* Along each axis, the inputs whose output lies inside Y. */
+		for (int j = 0; j < 3; j++) {
+			int64_t base = kj[j] * v[1][j] - pad0[j], s = v[0][j];
 
-				lo[j] = base >= 0 ? 0 : (-base + s - 1) / s;
-				hi[j] = out[j] - 1 - base < 0 ? -1 : (out[j] - 1 - base) / s;
-				if (hi[j] > in[j] - 1)
-					hi[j] = in[j] - 1;
-			}
-			if (lo[0] > hi[0] || lo[1] > hi[1])
-				continue;
-			shape[0] = N;
-			shape[1] = OC;
-			shape[2] = hi[0] - lo[0] + 1;
-			shape[3] = hi[1] - lo[1] + 1;
-			gop_tl_init(&l, VNPU_OP_T_ADD, 4, shape);
-			l.sa[0] = (uint64_t)(OC * out[0] * out[1]);
-			l.sa[1] = (uint64_t)(out[0] * out[1]);
-			l.sa[2] = (uint64_t)(v[0][0] * out[1]);
-			l.sa[3] = (uint64_t)v[0][1];
-			l.oa = (uint64_t)((lo[0] * v[0][0] + kh * v[1][0] - pad0[0]) * out[1] +
-					  lo[1] * v[0][1] + kw * v[1][1] - pad0[1]);
-			memcpy(l.sc, l.sa, sizeof(l.sc));
-			l.oc = l.oa;
-			l.sb[0] = (uint64_t)(OC * KK * HW);
-			l.sb[1] = (uint64_t)(KK * HW);
-			l.sb[2] = (uint64_t)in[1];
-			l.sb[3] = 1;
-			l.ob = (uint64_t)((kh * k[1] + kw) * HW + lo[0] * in[1] + lo[1]);
-			l.ta = n->out[0];
-			l.tb = z;
-			l.tc = n->out[0];
-			status = gop_tl_emit(b, n, &l);
+			lo[j] = base >= 0 ? 0 : (-base + s - 1) / s;
+			hi[j] = out[j] - 1 - base < 0 ? -1 : (out[j] - 1 - base) / s;
+			if (hi[j] > in[j] - 1)
+				hi[j] = in[j] - 1;
+			empty |= lo[j] > hi[j];
+			oa = oa * out[j] + lo[j] * s + base;
+			ob = ob * in[j] + lo[j];
 		}
+		if (empty)
+			continue;
+		shape[0] = N;
+		shape[1] = OC;
+		gop_tl_init(&l, VNPU_OP_T_ADD, 5, shape);
+		l.sa[0] = (uint64_t)(OC * O);
+		l.sa[1] = (uint64_t)O;
+		l.sa[2] = (uint64_t)(v[0][0] * out[1] * out[2]);
+		l.sa[3] = (uint64_t)(v[0][1] * out[2]);
+		l.sa[4] = (uint64_t)v[0][2];
+		l.sb[0] = (uint64_t)(OC * KK * HW);
+		l.sb[1] = (uint64_t)(KK * HW);
+		l.sb[2] = (uint64_t)(in[1] * in[2]);
+		l.sb[3] = (uint64_t)in[2];
+		l.sb[4] = 1;
+		for (int j = 0; j < 3; j++)
+			l.shape[2 + j] = hi[j] - lo[j] + 1;
+		memcpy(l.sc, l.sa, sizeof(l.sc));
+		l.oa = (uint64_t)oa;
+		l.oc = l.oa;
+		l.ob = (uint64_t)(kk * HW + ob);
+		l.ta = n->out[0];
+		l.tb = z;
+		l.tc = n->out[0];
+		status = gop_tl_emit(b, n, &l);
+	}
 	return status;
 }
 

@@ -667,7 +667,9 @@ static int resize_interp(struct gbuild *b, struct gnode *n, const char *mode, co
  * (every coordinate transformation, exclude_outside, and a constant roi
  * for tf_crop_and_resize) each resized axis is a matrix product with the
  * interpolation weights computed at load (interp_axis_emit()), the last
- * axis first, as the definition's reference interpolates.
+ * axis first, as the definition's reference interpolates; the scratch
+ * tensors between axes are fp32, so a float16 input is computed in fp32
+ * and rounded once, into the output.
  */
 static int op_resize(struct gbuild *b, struct gnode *n)
 {
@@ -697,9 +699,6 @@ static int op_resize(struct gbuild *b, struct gnode *n)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
 				 "mode '%s' not supported (nearest, linear%s are)", mode,
 				 upsample ? "" : " and cubic");
-	if (interp && x->dtype != VNPU_DTYPE_FLOAT)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "mode '%s' of element type %d (float is)", mode, x->dtype);
 	if (upsample) {
 		strcpy(ctm, "asymmetric");
 		strcpy(nm, "floor");

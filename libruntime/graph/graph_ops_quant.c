@@ -19,15 +19,18 @@
  * scale and zero_point are per tensor (one element) or, from operator set
  * 13, per axis (a vector along ``axis``), read with stride 0 elsewhere.
  *
- * The integer products, with per-tensor zero points and scales:
+ * The integer products, with zero points and scales per tensor or along
+ * the axis the definition allows (the weights' output channel, MatMul's
+ * rows of A and columns of B):
  *
  *   MatMulInteger     (a - a_zero) and (b - b_zero) into int32 scratches
  *   ConvInteger       (T_SUB, exact), the mapping of MatMul or Conv on them
  *                     into the int32 output: a T_DOT of integer operands,
  *                     which the device sums exactly (uAPI 1.6)
- *   QLinearMatMul     the same sums times a_scale * b_scale / y_scale,
- *   QLinearConv       rounded to nearest even into int32, plus y_zero_point
- *                     into y's int8 or uint8, saturated
+ *   QLinearMatMul     the same sums (plus QLinearConv's int32 bias, exactly)
+ *   QLinearConv       times a_scale * b_scale / y_scale, rounded to nearest
+ *                     even into int32, plus y_zero_point into y's int8 or
+ *                     uint8, saturated
  *
  * DynamicQuantizeLinear computes its scale and zero point on the device
  * from the extremes of x, then quantizes as QuantizeLinear.
@@ -202,13 +205,92 @@ static int op_dequantize_linear(struct gbuild *b, struct gnode *n)
 }
 
 /*
- * Input @j (int8 or uint8) minus its zero point @zj (optional, one
- * element of the same type) into a new int32 scratch of its shape, exactly.
+ * Where a zero point or scale @p of operand @x may vary: along @x's
+ * dimension @axis when it is a vector (-1: one element only, per tensor),
+ * and, when @contract >= 0, as a tensor of @x's rank that is 1 along
+ * @contract and @x's size or 1 along every other dimension (MatMul's
+ * [D1, D2, M, 1] per row, [D1, D2, 1, N] per column). @per names the
+ * vector's meaning for the error message.
  */
-static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj, int *id)
+struct qaxis {
+	int axis;
+	int contract;
+	const char *per;
+};
+
+/* Fills @st, the strides that read @p over @x's shape, as @q allows. */
+static int qaxis_strides(const struct gnode *n, const struct gtensor *p, const struct gtensor *x,
+			 const struct qaxis *q, uint64_t *st)
+{
+	char ps[64], xs[64];
+
+	memset(st, 0, MAX_RANK * sizeof(*st));
+	if (p->count == 1)
+		return VNPU_SUCCESS;
+	if (q->axis < 0)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "'%s' of %llu elements (the definition's is one, per tensor)",
+				 p->name, (unsigned long long)p->count);
+	if (p->rank == 1 && p->dims[0] == x->dims[q->axis]) {
+		st[q->axis] = 1;
+		return VNPU_SUCCESS;
+	}
+	if (q->contract >= 0 && p->rank == x->rank && p->dims[q->contract] == 1) {
+		uint64_t step = 1;
+		int fits = 1;
+
+		for (int d = (int)x->rank - 1; d >= 0; d--) {
+			if (p->dims[d] != x->dims[d] && p->dims[d] != 1)
+				fits = 0;
+			st[d] = p->dims[d] == 1 ? 0 : step;
+			step *= (uint64_t)p->dims[d];
+		}
+		if (fits)
+			return VNPU_SUCCESS;
+		memset(st, 0, MAX_RANK * sizeof(*st));
+	}
+	shape_str(p, ps, sizeof(ps));
+	shape_str(x, xs, sizeof(xs));
+	return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+			 "'%s' of shape %s does not fit '%s' of shape %s (one element, or one %s)",
+			 p->name, ps, x->name, xs, q->per);
+}
+
+/*
+ * How the zero point and scale of the node's operand @j may vary: Conv's
+ * x per tensor and its weights per output channel; MatMul's A per row and
+ * B per column (operands of rank 2 or more).
+ */
+static void operand_qaxis(struct gbuild *b, const struct gnode *n, int conv, size_t j,
+			  struct qaxis *q)
+{
+	int rank = (int)gop_in(b, n, j)->rank, first = j == 0;
+
+	q->axis = -1;
+	q->contract = -1;
+	q->per = "";
+	if (conv) {
+		if (!first) {
+			q->axis = 0;
+			q->per = "per output channel";
+		}
+	} else if (rank >= 2) {
+		q->axis = first ? rank - 2 : rank - 1;
+		q->contract = first ? rank - 1 : rank - 2;
+		q->per = first ? "per row" : "per column";
+	}
+}
+
+/*
+ * Input @j (int8 or uint8) minus its zero point @zj (optional, of the
+ * same type, per tensor or as @q allows) into a new int32 scratch of its
+ * shape, exactly.
+ */
+static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj,
+		   const struct qaxis *q, int *id)
 {
 	struct gtensor *x = gop_in(b, n, j), *z = gop_in(b, n, zj);
-	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	uint64_t st[MAX_RANK], zst[MAX_RANK] = { 0 };
 	int64_t dims[MAX_RANK];
 	uint32_t rank;
 	int status;
@@ -223,10 +305,8 @@ static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj,
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
 				 "zero point '%s' of element type %d, the input's is %d", z->name,
 				 z->dtype, x->dtype);
-	if (z && (z->count != 1 || z->rank > 1))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "zero point '%s' of %llu elements (one, per tensor, is supported)",
-				 z->name, (unsigned long long)z->count);
+	if (z && (status = qaxis_strides(n, z, x, q, zst)))
+		return status;
 	status = gop_scratch(b, n, x->count, id);
 	if (status != VNPU_SUCCESS)
 		return status;
@@ -243,24 +323,26 @@ static int centred(struct gbuild *b, const struct gnode *n, size_t j, size_t zj,
 
 		status = gop_scalar(b, n, 0.0f, &k0);
 		return status ?: gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, n->in[j], st,
-					       k0, zero, *id, st);
+					       k0, zst, *id, st);
 	}
-	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, n->in[j], st, n->in[zj], zero, *id,
-			     st);
+	return gop_launch_nd(b, n, VNPU_OP_T_SUB, rank, dims, 0, n->in[j], st, n->in[zj], zst,
+			     *id, st);
 }
 
-/* A scalar (one element) float input @j: a scale. */
-static int need_scale(struct gbuild *b, const struct gnode *n, size_t j)
+/*
+ * A float scale @j of the node's operand @jx: per tensor, or as @q
+ * allows (@q NULL: per tensor only); @st the strides that read it over
+ * the operand's shape.
+ */
+static int need_scale(struct gbuild *b, const struct gnode *n, size_t j, size_t jx,
+		      const struct qaxis *q, uint64_t *st)
 {
-	const struct gtensor *s = gop_in(b, n, j);
+	static const struct qaxis per_tensor = { -1, -1, "" };
+	const struct gtensor *s = gop_in(b, n, j), *x = gop_in(b, n, jx);
 
 	if (!s || s->dtype != VNPU_DTYPE_FLOAT)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input %zu must be a float scale", j);
-	if (s->count != 1 || s->rank > 1)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "scale '%s' of %llu elements (one, per tensor, is supported)",
-				 s->name, (unsigned long long)s->count);
-	return VNPU_SUCCESS;
+	return qaxis_strides(n, s, x, q ? q : &per_tensor, st);
 }
 
 /*
@@ -272,13 +354,16 @@ static int int_product(struct gbuild *b, struct gnode *n, int conv, size_t ja, s
 		       size_t jb, size_t zb, int *acc)
 {
 	struct gtensor *a = gop_in(b, n, ja), *w = gop_in(b, n, jb);
+	struct qaxis qa, qb;
 	struct gnode m = *n;
 	int ca, cb, status;
 
 	if (!a || !w)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input missing");
-	if ((status = centred(b, n, ja, za, &ca)) || (status = centred(b, n, jb, zb, &cb)) ||
-	    (status = gop_scratch(b, n, 1, acc)))
+	operand_qaxis(b, n, conv, ja, &qa);
+	operand_qaxis(b, n, conv, jb, &qb);
+	if ((status = centred(b, n, ja, za, &qa, &ca)) ||
+	    (status = centred(b, n, jb, zb, &qb, &cb)) || (status = gop_scratch(b, n, 1, acc)))
 		return status;
 	m.in[0] = ca;
 	m.in[1] = cb;
@@ -319,47 +404,137 @@ static int op_integer_product(struct gbuild *b, struct gnode *n)
 }
 
 /*
- * QLinearMatMul, QLinearConv: y = saturate(round(acc * (a_scale *
- * b_scale / y_scale)) + y_zero_point), acc the exact integer product; the
- * multiplier is computed on the device in fp32 (two roundings), the
- * product rounded to nearest even into an int32 scratch, the zero point
- * added into y's type with saturation, as QuantizeLinear does.
+ * QLinearConv's bias B (int32, one per output channel) added to the int32
+ * sums @acc (N x M x positions), exactly: both side by side in a scratch
+ * [acc | B broadcast], then a T_DOT of it with int32 ones over that pair,
+ * which the device sums in 64 bits and stores saturated into @acc (an
+ * elementwise T_ADD would round through fp32 above 2^24).
+ */
+static int add_bias(struct gbuild *b, const struct gnode *n, int acc)
+{
+	static const int32_t one = 1;
+	const struct gtensor *bias = gop_in(b, n, 8), *t = &b->tensors[acc];
+	int64_t M = t->dims[1], count = (int64_t)t->count, flat[1] = { count };
+	int64_t shape[4] = { t->dims[0], M, count / (t->dims[0] * M), 2 };
+	uint64_t unit[1] = { 1 }, zero[4] = { 0 };
+	uint64_t sc[4] = { (uint64_t)(count / t->dims[0]), (uint64_t)shape[2], 1, 0 };
+	uint64_t sa[4] = { sc[0], sc[1], 1, (uint64_t)count };
+	uint64_t sb[3] = { 0, 1, 0 };
+	char name[64], bs[64];
+	int pair, k1, status;
+
+
+	if (bias->dtype != VNPU_DTYPE_INT32 || bias->rank != 1 || bias->dims[0] != M) {
+		shape_str(bias, bs, sizeof(bs));
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "bias '%s' of element type %d and shape %s (int32, one per output channel: [%lld])",
+				 bias->name, bias->dtype, bs, (long long)M);
+	}
+	snprintf(name, sizeof(name), "\x01one.%d.%zu", n->index, b->num_tensors);
+	if ((status = gb_add_weight(b, name, VNPU_DTYPE_INT32, 0, NULL, &one, &k1)) ||
+	    (status = gop_scratch(b, n, 2 * (uint64_t)count, &pair)))
+		return status;
+	flat[0] = 2 * count;
+	gb_set_shape(&b->tensors[pair], VNPU_DTYPE_INT32, 1, flat);
+	flat[0] = count;
+	if ((status = gop_copy(b, n, 1, flat, acc, 0, unit, pair, 0, unit)) ||
+	    (status = gop_copy(b, n, 3, shape, n->in[8], 0, sb, pair, (uint64_t)count, sc)))
+		return status;
+	return gop_launch_nd(b, n, VNPU_OP_T_DOT, 4, shape, 1u << 3, pair, sa, k1, zero, acc, sc);
+}
+
+/*
+ * The requantisation multiplier a_scale * b_scale / y_scale into a new fp32
+ * scratch *@mul, and @mst, the strides that read it over the sums @acc:
+ * one element when every scale is per tensor, else one per output element
+ * (the scales read along the output's channel, row or column).
+ */
+static int multiplier(struct gbuild *b, const struct gnode *n, int conv, int acc,
+		      const uint64_t *sta, const uint64_t *stb, int *mul, uint64_t *mst)
+{
+	const struct gtensor *t = &b->tensors[acc];
+	uint64_t oa[MAX_RANK] = { 0 }, ob[MAX_RANK] = { 0 }, zero[MAX_RANK] = { 0 };
+	int64_t one[1] = { 1 }, dims[MAX_RANK];
+	uint32_t rank = t->rank;
+	int status;
+
+	memset(mst, 0, MAX_RANK * sizeof(*mst));
+	if (gop_in(b, n, 1)->count == 1 && gop_in(b, n, 4)->count == 1) {
+		if ((status = gop_scratch(b, n, 1, mul)) ||
+		    (status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, one, 0, n->in[1], zero,
+					    n->in[4], zero, *mul, zero)))
+			return status;
+		return gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, one, 0, *mul, zero, n->in[6], zero,
+				     *mul, zero);
+	}
+	memcpy(dims, t->dims, sizeof(dims));
+	if (conv) {
+		/* w_scale per output channel, dimension 1 of N x M x ... */
+		ob[1] = stb[0];
+	} else {
+		/* A's and B's dimensions are the output's last ones. */
+		uint32_t ra = gop_in(b, n, 0)->rank, rb = gop_in(b, n, 3)->rank;
+
+		if (ra < 2 || rb < 2)
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "per-axis scales with a 1-D operand");
+		for (uint32_t d = 0; d < ra; d++)
+			oa[d + rank - ra] = sta[d];
+		for (uint32_t d = 0; d < rb; d++)
+			ob[d + rank - rb] = stb[d];
+	}
+	status = gop_scratch(b, n, t->count, mul);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gop_dense(dims, rank, mst);
+	status = gop_launch_nd(b, n, VNPU_OP_T_MUL, rank, dims, 0, n->in[1], oa, n->in[4], ob,
+			       *mul, mst);
+	return status ? status :
+	       gop_launch_nd(b, n, VNPU_OP_T_DIV, rank, dims, 0, *mul, mst, n->in[6], zero, *mul,
+			     mst);
+}
+
+/*
+ * QLinearMatMul, QLinearConv: y = saturate(round((acc + B) * (a_scale *
+ * b_scale / y_scale)) + y_zero_point), acc the exact integer product and B
+ * QLinearConv's optional int32 bias (added exactly); the multiplier is
+ * computed on the device in fp32 (two roundings; per output element when
+ * a scale is per axis), the product rounded to nearest even into an int32
+ * scratch, the zero point added into y's type with saturation, as
+ * QuantizeLinear does.
  */
 static int op_qlinear(struct gbuild *b, struct gnode *n)
 {
 	static const char *const conv_attrs[] = { "auto_pad", "dilations", "group",
 						  "kernel_shape", "pads", "strides", NULL };
 	int conv = !strcmp(n->np->op_type, "QLinearConv");
-	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 };
+	uint64_t st[MAX_RANK], zero[MAX_RANK] = { 0 }, sta[MAX_RANK], stb[MAX_RANK];
+	uint64_t mst[MAX_RANK];
+	struct qaxis qa, qb;
 	struct gtensor *t, *yz;
 	int acc, mul, q, status;
 
 	if ((status = gop_check_attrs(n, conv ? conv_attrs : NULL)) ||
 	    (status = gop_need_inputs(n, 8, conv ? 9 : 8)) || (status = gop_single_output(n)))
 		return status;
-	if (gop_in(b, n, 8))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "the bias input B is not supported");
-	if ((status = need_scale(b, n, 1)) || (status = need_scale(b, n, 4)) ||
-	    (status = need_scale(b, n, 6)))
+	if (!gop_in(b, n, 0) || !gop_in(b, n, 3))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "input missing");
+	operand_qaxis(b, n, conv, 0, &qa);
+	operand_qaxis(b, n, conv, 3, &qb);
+	if ((status = need_scale(b, n, 1, 0, &qa, sta)) ||
+	    (status = need_scale(b, n, 4, 3, &qb, stb)) ||
+	    (status = need_scale(b, n, 6, 0, NULL, st)))
 		return status;
 	yz = gop_in(b, n, 7);
 	if (!is_int8(yz->dtype) || yz->count != 1 || yz->rank > 1)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
 				 "output zero point '%s' must be one int8 or uint8 element", yz->name);
-	if ((status = int_product(b, n, conv, 0, 2, 3, 5, &acc)) ||
-	    (status = gop_scratch(b, n, 1, &mul)))
+	if ((status = int_product(b, n, conv, 0, 2, 3, 5, &acc)))
 		return status;
-	/* The multiplier a_scale * b_scale / y_scale, one element. */
-	{
-		int64_t one[1] = { 1 };
-		uint64_t unit[1] = { 0 };
-
-		if ((status = gop_launch_nd(b, n, VNPU_OP_T_MUL, 1, one, 0, n->in[1], unit, n->in[4],
-					    unit, mul, unit)) ||
-		    (status = gop_launch_nd(b, n, VNPU_OP_T_DIV, 1, one, 0, mul, unit, n->in[6],
-					    unit, mul, unit)))
-			return status;
-	}
+	if (conv && gop_in(b, n, 8) && (status = add_bias(b, n, acc)))
+		return status;
+	if ((status = multiplier(b, n, conv, acc, sta, stb, &mul, mst)))
+		return status;
 	t = &b->tensors[acc];
 	if ((status = gop_scratch(b, n, t->count, &q)))
 		return status;
@@ -371,7 +546,7 @@ static int op_qlinear(struct gbuild *b, struct gnode *n)
 	t = &b->tensors[acc];
 	gb_set_shape(&b->tensors[n->out[0]], gop_in(b, n, 7)->dtype, t->rank, t->dims);
 	gop_dense(t->dims, t->rank, st);
-	if ((status = gop_launch_nd(b, n, VNPU_OP_T_MUL, t->rank, t->dims, 0, acc, st, mul, zero, q,
+	if ((status = gop_launch_nd(b, n, VNPU_OP_T_MUL, t->rank, t->dims, 0, acc, st, mul, mst, q,
 				    st)))
 		return status;
 	t = &b->tensors[acc];

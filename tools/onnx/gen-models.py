@@ -356,6 +356,260 @@ def pools_3d(out, rng):
         write_set(out, name, [("x", x)], [("y", y)], {})
 
 
+def conv_ref(x, w, b, st, dil, pads, group, dtype=np.float32):
+    """Conv over N x C x spatial..., as ONNX defines it (zero padding)."""
+    sp = x.ndim - 2
+    xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] +
+                [(pads[i], pads[i + sp]) for i in range(sp)])
+    k = w.shape[2:]
+    span = [(k[i] - 1) * dil[i] + 1 for i in range(sp)]
+    outs = [(xp.shape[2 + i] - span[i]) // st[i] + 1 for i in range(sp)]
+    cg, kg = x.shape[1] // group, w.shape[0] // group
+    y = np.zeros((x.shape[0], w.shape[0]) + tuple(outs))
+    for pos in np.ndindex(*outs):
+        win = xp[(slice(None), slice(None)) +
+                 tuple(slice(pos[i] * st[i], pos[i] * st[i] + span[i], dil[i])
+                       for i in range(sp))]
+        for g in range(group):
+            y[(slice(None), slice(g * kg, (g + 1) * kg)) + pos] = np.tensordot(
+                win[:, g * cg:(g + 1) * cg], w[g * kg:(g + 1) * kg],
+                axes=(list(range(1, sp + 2)), list(range(1, sp + 2))))
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * sp)
+    return y.astype(dtype)
+
+
+def conv_transpose_ref(x, w, b, st, dil, pads, outpad, group, out_shape=None):
+    """ConvTranspose over N x C x spatial..., as ONNX defines it."""
+    sp = x.ndim - 2
+    ins, k = x.shape[2:], w.shape[2:]
+    full = [st[i] * (ins[i] - 1) + outpad[i] + (k[i] - 1) * dil[i] + 1 for i in range(sp)]
+    if out_shape is not None:
+        # The total padding split with the larger half at the beginning (NOTSET).
+        tot = [full[i] - out_shape[i] for i in range(sp)]
+        pb = [tot[i] - tot[i] // 2 for i in range(sp)]
+        outs = list(out_shape)
+    else:
+        pb = list(pads[:sp])
+        outs = [full[i] - pads[i] - pads[i + sp] for i in range(sp)]
+    cg, og = x.shape[1] // group, w.shape[1]
+    lo = [min(0, pb[i]) for i in range(sp)]
+    ext = [max(full[i], pb[i] + outs[i]) - lo[i] for i in range(sp)]
+    z = np.zeros((x.shape[0], og * group) + tuple(ext))
+    for ipos in np.ndindex(*ins):
+        for kpos in np.ndindex(*k):
+            o = tuple(ipos[i] * st[i] + kpos[i] * dil[i] - lo[i] for i in range(sp))
+            for g in range(group):
+                z[(slice(None), slice(g * og, (g + 1) * og)) + o] += (
+                    x[(slice(None), slice(g * cg, (g + 1) * cg)) + ipos].astype(np.float64) @
+                    w[(slice(g * cg, (g + 1) * cg), slice(None)) + kpos])
+    y = z[(slice(None), slice(None)) +
+          tuple(slice(pb[i] - lo[i], pb[i] - lo[i] + outs[i]) for i in range(sp))]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * sp)
+    return y.astype(np.float32)
+
+
+CONVS_3D = [
+    # name, operator, x, w, bias, attributes
+    ("conv3d", "Conv", (2, 4, 5, 6, 7), (6, 2, 2, 3, 2), True,
+     dict(group=2, strides=[2, 1, 2], dilations=[1, 2, 1], pads=[1, 0, 1, 0, 2, 1])),
+    # Depth padding past a whole kernel depth: column rows of zeros.
+    ("conv3d_depth_pads", "Conv", (1, 3, 3, 5, 5), (4, 3, 3, 3, 3), False,
+     dict(strides=[1, 2, 2], dilations=[2, 1, 1], pads=[2, 1, 1, 2, 1, 1])),
+    ("conv3d_depthwise_same", "Conv", (1, 3, 4, 5, 6), (3, 1, 3, 3, 3), True,
+     dict(group=3, strides=[2, 2, 1], auto_pad="SAME_UPPER")),
+    ("convtranspose3d", "ConvTranspose", (1, 4, 3, 4, 3), (4, 3, 3, 2, 3), True,
+     dict(group=2, strides=[2, 1, 2], dilations=[1, 2, 1], pads=[1, 0, 1, 0, 1, 1],
+          output_padding=[1, 0, 1])),
+    ("convtranspose3d_output_shape", "ConvTranspose", (2, 2, 3, 3, 2), (2, 3, 2, 3, 3), False,
+     dict(strides=[2, 2, 3], output_shape=[7, 6, 5])),
+]
+
+
+def convs_3d(out, rng):
+    for name, op, xs, ws, has_b, attrs in CONVS_3D:
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = {"w": rng.standard_normal(ws).astype(np.float32)}
+        oc = ws[0] if op == "Conv" else ws[1] * attrs.get("group", 1)
+        if has_b:
+            w["b"] = rng.standard_normal(oc).astype(np.float32)
+        b = w.get("b")
+        st = attrs.get("strides", [1] * 3)
+        dil = attrs.get("dilations", [1] * 3)
+        if op == "Conv":
+            pads = attrs.get("pads", [0] * 6)
+            if attrs.get("auto_pad") == "SAME_UPPER":
+                tot = [max(0, (-(-xs[2 + i] // st[i]) - 1) * st[i] +
+                           (ws[2 + i] - 1) * dil[i] + 1 - xs[2 + i]) for i in range(3)]
+                pads = [t // 2 for t in tot] + [t - t // 2 for t in tot]
+            y = conv_ref(x, w["w"], b, st, dil, pads, attrs.get("group", 1))
+        else:
+            y = conv_transpose_ref(x, w["w"], b, st, dil, attrs.get("pads", [0] * 6),
+                                   attrs.get("output_padding", [0] * 3), attrs.get("group", 1),
+                                   attrs.get("output_shape"))
+        nodes = [helper.make_node(op, ["x"] + list(w), ["y"], name="conv", **attrs)]
+        if name == "conv3d_depth_pads":
+            # The columns where a larger tensor of non-zero values was: the
+            # zero rows must be written, not found in fresh memory.
+            w["big_shape"] = np.array((13,) + xs[1:], np.int64)
+            nodes = [helper.make_node("Expand", ["x", "big_shape"], ["big"], name="expand"),
+                     helper.make_node("ReduceMean", ["big"], ["xm"], name="mean", axes=[0]),
+                     helper.make_node(op, ["xm", "w"], ["y"], name="conv", **attrs)]
+        g = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             list(y.shape))],
+                              [numpy_helper.from_array(a, n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], w)
+
+
+def requantize(acc, mul, yz, ytype):
+    """round(acc * mul) + y_zero_point, saturated: the multiplier and the
+    product in float32, as the device computes them, ties to even."""
+    info = np.iinfo(ytype)
+    q = np.rint(acc.astype(np.float32) * mul.astype(np.float32)).astype(np.int64) + int(yz)
+    return np.clip(q, info.min, info.max).astype(ytype)
+
+
+def int_conv(x, xz, w, wz, **attrs):
+    """ConvInteger's sums, exactly: w's zero point per output channel."""
+    wc = w.astype(np.int64) - wz.astype(np.int64).reshape((-1,) + (1,) * (w.ndim - 1))
+    sp = x.ndim - 2
+    y = conv_ref(x.astype(np.float64) - int(xz), wc.astype(np.float64), None,
+                 attrs.get("strides", [1] * sp), attrs.get("dilations", [1] * sp),
+                 attrs.get("pads", [0] * 2 * sp), attrs.get("group", 1), np.float64)
+    return np.rint(y).astype(np.int64)
+
+
+def quant_per_axis(out, rng):
+    """QLinearConv with its bias and per-channel weights, ConvInteger in 3-D
+    with per-channel zero points, MatMulInteger per row and column, and
+    QLinearMatMul with per-row and per-column scales, against numpy. The
+    intermediates are multiples of 64 bytes, as in int_io."""
+    u8 = lambda lo, hi, s: rng.randint(lo, hi, s).astype(np.uint8)
+    i8 = lambda lo, hi, s: rng.randint(lo, hi, s).astype(np.int8)
+    f32 = lambda *v: np.array(v, np.float32)
+    models = []
+    # QLinearConv: x uint8, w int8 per output channel, an int32 bias (past
+    # 2^24 on channel 0, which saturates).
+    x = u8(0, 256, (1, 4, 8, 8))
+    w = {"xs": f32(0.02), "xz": np.array(120, np.uint8), "w": i8(-128, 128, (4, 4, 2, 2)),
+         "ws": f32(0.01, 0.02, 0.005, 0.03), "wz": np.array([0, 3, -5, 1], np.int8),
+         "ys": f32(0.1), "yz": np.array(128, np.uint8),
+         "b": np.array([1 << 25, -3000, 12345, -999], np.int32)}
+    attrs = dict(pads=[1, 0, 0, 1], strides=[2, 1])
+    acc = int_conv(x, w["xz"], w["w"], w["wz"], **attrs) + w["b"].reshape(1, -1, 1, 1)
+    mul = (w["xs"] * w["ws"]) / w["ys"]
+    y = requantize(acc, mul.reshape(1, -1, 1, 1), w["yz"], np.uint8)
+    models.append(("qlinearconv_bias_per_channel", "QLinearConv",
+                   ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], x, w, y, attrs))
+    # ConvInteger 3-D, w's zero points per output channel, depth padding.
+    x = u8(0, 256, (1, 2, 4, 4, 4))
+    w = {"xz": np.array(100, np.uint8), "w": u8(0, 256, (4, 2, 2, 2, 2)),
+         "wz": np.array([128, 0, 255, 7], np.uint8)}
+    attrs = dict(pads=[2, 1, 1, 1, 0, 0], dilations=[2, 1, 1])
+    y = int_conv(x, w["xz"], w["w"], w["wz"], **attrs).astype(np.int32)
+    models.append(("convinteger3d_per_channel", "ConvInteger", ["x", "w", "xz", "wz"], x, w,
+                   y, attrs))
+    # MatMulInteger: A's zero point per row ([D1, M, 1]), B's per column.
+    x = u8(0, 256, (2, 3, 16))
+    w = {"b": u8(0, 256, (16, 4)), "az": u8(0, 256, (2, 3, 1)), "bz": u8(0, 256, (4,))}
+    y = ((x.astype(np.int64) - w["az"]) @ (w["b"].astype(np.int64) - w["bz"])).astype(np.int32)
+    models.append(("matmulinteger_per_row_column", "MatMulInteger", ["x", "b", "az", "bz"], x,
+                   w, y, {}))
+    # QLinearMatMul: a's scale and zero point per row, b's per column.
+    x = u8(0, 256, (4, 16))
+    w = {"as": f32(0.01, 0.02, 0.03, 0.015), "az": u8(100, 150, (4,)),
+         "b": i8(-128, 128, (16, 16)), "bs": (0.001 + 0.01 * rng.rand(16)).astype(np.float32),
+         "bz": i8(-3, 4, (16,)), "ys": f32(0.5), "yz": np.array(-3, np.int8)}
+    acc = (x.astype(np.int64) - w["az"].reshape(-1, 1)) @ (w["b"].astype(np.int64) - w["bz"])
+    mul = (w["as"].reshape(-1, 1) * w["bs"].reshape(1, -1)) / w["ys"]
+    y = requantize(acc, mul, w["yz"], np.int8)
+    models.append(("qlinearmatmul_per_row_column", "QLinearMatMul",
+                   ["x", "as", "az", "b", "bs", "bz", "ys", "yz"], x, w, y, {}))
+    for name, op, inputs, x, w, y, attrs in models:
+        g = helper.make_graph([helper.make_node(op, inputs, ["y"], name="q", **attrs)], name,
+                              [helper.make_tensor_value_info(
+                                  "x", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[x.dtype], list(x.shape))],
+                              [helper.make_tensor_value_info(
+                                  "y", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[y.dtype], list(y.shape))],
+                              [numpy_helper.from_array(a, n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], w)
+
+
+def resize_1d_ref(data, scale, n_out, cubic, a=-0.75):
+    """One axis of Resize (half_pixel, exclude_outside 0) as the
+    definition's reference interpolates: the taps nearest to the input
+    coordinate over the input padded with its edge values."""
+    taps = 4 if cubic else 2
+    pad = taps // 2
+    padded = np.concatenate([np.repeat(data[:1], pad), data, np.repeat(data[-1:], pad)])
+    out = np.zeros(n_out)
+    for x in range(n_out):
+        o = (x + 0.5) / scale - 0.5
+        r = 1.0 if o == np.floor(o) else o - np.floor(o)
+        if cubic:
+            s = 1 - r
+            c = [((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+                 ((a + 2) * r - (a + 3)) * r * r + 1, ((a + 2) * s - (a + 3)) * s * s + 1,
+                 ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a]
+        else:
+            c = [1 - r, r]
+        xp = o + pad
+        idx = sorted(sorted(range(len(padded)), key=lambda i: (abs(xp - i), i))[:taps])
+        out[x] = np.dot(c, padded[idx])
+    return out
+
+
+def resize_ref(x, sizes, cubic):
+    """Resize to @sizes, the last axis first, in float64."""
+    y = x.astype(np.float64)
+    for d in reversed(range(x.ndim)):
+        if sizes[d] != y.shape[d]:
+            y = np.apply_along_axis(resize_1d_ref, d, y, sizes[d] / x.shape[d], sizes[d], cubic)
+    return y
+
+
+def range_and_resize(out, rng):
+    """Range of constant float32 and int32 scalars (numpy.arange, the
+    definition's reference) into an elementwise node, and linear and cubic
+    Resize of float16 (computed in fp32, rounded once) against numpy."""
+    models = []
+    # float32: numpy's sequence given as x, compared bit for bit (Equal);
+    # start + i * delta in float32 differs from it at 6 of 10, in double at 7.
+    st, lim, dl = np.float32(1.3), np.float32(7.9), np.float32(0.7)
+    x = np.arange(st, lim, dl, dtype=np.float32)
+    models.append(("range_float", [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range"),
+                                   helper.make_node("Equal", ["x", "r"], ["y"], name="equal")],
+                   x, {"s": st, "l": lim, "d": dl}, np.ones(x.shape, np.bool_)))
+    st, lim, dl = np.int32(10), np.int32(-7), np.int32(-3)
+    r = np.arange(st, lim, dl, dtype=np.int32)
+    x = rng.randint(-8, 12, r.shape).astype(np.int32)
+    models.append(("range_int32", [helper.make_node("Range", ["s", "l", "d"], ["r"], name="range"),
+                                   helper.make_node("Max", ["x", "r"], ["y"], name="max")],
+                   x, {"s": st, "l": lim, "d": dl}, np.maximum(x, r)))
+    # Intermediates of multiples of 64 bytes, as in int_io.
+    for mode, sizes in (("linear", (1, 2, 6, 16)), ("cubic", (1, 2, 2, 24))):
+        x = rng.standard_normal((1, 2, 4, 8)).astype(np.float16)
+        y = resize_ref(x, sizes, mode == "cubic").astype(np.float32).astype(np.float16)
+        node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize",
+                                mode=mode)
+        models.append(("resize_%s_fp16" % mode, [node], x,
+                       {"sizes": np.array(sizes, np.int64)}, y))
+    for name, nodes, x, w, y in models:
+        g = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info(
+                                  "x", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[x.dtype], list(x.shape))],
+                              [helper.make_tensor_value_info(
+                                  "y", onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[y.dtype], list(y.shape))],
+                              [numpy_helper.from_array(np.asarray(a), n) for n, a in w.items()])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], {n: np.asarray(a) for n, a in w.items()})
+
+
 def bad(out):
     d = os.path.join(out, "bad")
     os.makedirs(d, exist_ok=True)
@@ -443,6 +697,13 @@ def bad_operators(d, x):
     one("conv_group", "Conv", ["x4", "W"], {"x4": np.ones((1, 4, 5, 5), np.float32),
                                            "W": np.ones((3, 1, 3, 3), np.float32)}, group=3)
     one("concat_shapes", "Concat", ["x", "c"], {"c": np.ones((3, 5), np.float32)}, axis=0)
+    x5, w3d = np.ones((1, 4, 3, 4, 4), np.float32), np.ones((2, 4, 2, 2, 2), np.float32)
+    one("conv3d_kernel_shape", "Conv", ["x5", "W"], {"x5": x5, "W": w3d}, kernel_shape=[2, 2])
+    one("conv3d_pads", "Conv", ["x5", "W"], {"x5": x5, "W": w3d}, pads=[1, 1, 1, 1])
+    one("conv3d_group", "Conv", ["x5", "W"],
+        {"x5": x5, "W": np.ones((3, 1, 2, 2, 2), np.float32)}, group=3)
+    one("convtranspose3d_pads", "ConvTranspose", ["x5", "W"],
+        {"x5": x5, "W": np.ones((4, 2, 2, 2, 2), np.float32)}, pads=[0, 0, 0, 0])
     one("concat_axis", "Concat", ["x", "x"], {}, axis=5)
     one("split_sizes", "Split", ["x", "s"], {"s": i64(1, 2)}, axis=1)
     one("slice_step0", "Slice", ["x", "st", "en", "ax", "sp"],
@@ -473,6 +734,9 @@ def bad_operators(d, x):
         mode="linear", coordinate_transformation_mode="tf_crop_and_resize")
     one("resize_mode", "Resize", ["x", "", "sc"], {"sc": f32(1, 2)}, mode="bicubic")
     one("range_delta", "Range", ["a", "b", "c"], {"a": i64(0), "b": i64(4), "c": i64(0)})
+    one("range_scalars", "Range", ["a", "b", "c"], {"a": i64(0, 1), "b": i64(4), "c": i64(1)})
+    one("range_type", "Range", ["a", "b", "c"],
+        {"a": np.array(0, np.uint8), "b": np.array(4, np.uint8), "c": np.array(1, np.uint8)})
     one("conv_transpose_weights", "ConvTranspose", ["x4", "W"],
         {"x4": np.ones((1, 4, 5, 5), np.float32), "W": np.ones((3, 1, 3, 3), np.float32)})
     one("shrink_lambd", "Shrink", ["x"], {}, lambd=-1.0)
@@ -515,8 +779,8 @@ def bad_operators(d, x):
     save(m, os.path.join(d, "op_castlike_type.onnx"), check=False)
     one("eyelike_rank", "EyeLike", ["x3"], {"x3": x3}, k=1)
     one("dynquant_type", "DynamicQuantizeLinear", ["h16"], {"h16": f16(2, 4)})
-    # The integer products: operands that fit, one zero point and one scale
-    # per tensor, no QLinearConv bias.
+    # The integer products: operands that fit, zero points and scales per
+    # tensor or along the axis the definition allows, a bias per channel.
     u8 = lambda *s: np.ones(s, np.uint8)
     one("pool3d_pads", "MaxPool", ["x5"], {"x5": np.ones((1, 1, 2, 2, 2), np.float32)},
         kernel_shape=[1, 1, 1], pads=[0, 0, 0, 0])
@@ -527,12 +791,14 @@ def bad_operators(d, x):
     one("matmulinteger_inner", "MatMulInteger", ["qa", "qb"], {"qa": u8(2, 3), "qb": u8(4, 2)})
     one("convinteger_zero", "ConvInteger", ["qx", "qw", "qz"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "qz": u8(2)})
-    one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s2", "qz1", "qb", "s", "qz1", "s", "qz1"],
-        {"qa": u8(2, 3), "qb": u8(3, 2), "s2": f32(0.1, 0.2), "s": f32(0.1), "qz1": u8(1)})
+    one("matmulinteger_zero_rows", "MatMulInteger", ["qa", "qb", "qz23"],
+        {"qa": u8(2, 3), "qb": u8(3, 2), "qz23": u8(2, 3)})
+    one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s3", "qz1", "qb", "s", "qz1", "s", "qz1"],
+        {"qa": u8(2, 3), "qb": u8(3, 2), "s3": f32(0.1, 0.2, 0.3), "s": f32(0.1), "qz1": u8(1)})
     one("concat_inputs", "Concat", ["x"] * 257, {}, axis=0)
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
-        {"qx": u8(1, 2, 4, 4), "qw": u8(1, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
+        {"qx": u8(1, 2, 4, 4), "qw": u8(2, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
          "bias": np.zeros(1, np.int32)})
     # Gather and GatherElements at run: indices of a float type; TopK: bad
     # k, axis and largest, and a k given at run.
@@ -586,6 +852,9 @@ def main():
     einsums(out, rng)
     pools_3d(out, rng)
     variadic(out, rng)
+    convs_3d(out, rng)
+    quant_per_axis(out, rng)
+    range_and_resize(out, rng)
     bad(out)
 
 
