@@ -54,7 +54,8 @@ ITERS = {"resnet18": 2, "mobilenet_v2": 2, "squeezenet1_1": 2, "shufflenet_v2_x0
          "efficientnet_b0": 2, "transformer": 10, "recurrent": 10}
 # The transformer's batch axis is symbolic: the loader is given its size
 # (as in selftests/vnpu_models.sh).
-BATCH = {"transformer": 2}
+# The sizes of the symbolic axes of the first data set, given at load.
+SIZES = {"transformer": ["--batch", "2", "--dim", "seq=16"]}
 # The comparison of the outputs with torch's (as in selftests/vnpu_models.sh).
 RTOL, ATOL = 1e-3, 1e-5
 PARAMS = "/sys/module/vnpu/parameters/"
@@ -78,8 +79,7 @@ def vnpu_model(name, iters, run=RUN, mdir=MODELS_DIR):
     cmd = [run, os.path.join(mdir, name + ".onnx"), "--input", test_data(mdir, name, "input"),
            "--check-outputs", test_data(mdir, name, "output"), "--rtol", str(RTOL),
            "--atol", str(ATOL), "--memory-report", "--warmup", "1", "--repeat", str(iters)]
-    if name in BATCH:
-        cmd += ["--batch", str(BATCH[name])]
+    cmd += SIZES.get(name, [])
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = p.stdout
     timing = re.search(r"timing: +load ([0-9.]+) ms, plan ([0-9.]+) ms", out)
