@@ -10,7 +10,10 @@
 # result of the fp16-rounded model (tolerances and their reasons in
 # Documentation/onnx.rst), and quantised in ONNX's QDQ format (int8, at
 # the same tolerance as fp32); every fp32 network also as exported at
-# operator set 17 (the others are at the exporter's default, 14); each
+# operator set 17 (the others are at the exporter's default, 14); six
+# other torchvision architectures (mobilenet_v3_small, densenet121,
+# convnext_tiny, swin_t, the video network r3d_18 and the segmentation
+# network lraspp_mobilenet_v3_large); each
 # prints its memory report (static and
 # dynamic memory, the arena beside its lower bound).
 # kselftest TAP.
@@ -23,7 +26,8 @@ models="resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x0_5 efficientnet_b0 t
 	transformer@1 recurrent resnet18_fp16 transformer_fp16 transformer_fp16@1 resnet18_int8
 	transformer_int8 transformer_int8@1 resnet18_op17 mobilenet_v2_op17 squeezenet1_1_op17
 	shufflenet_v2_x0_5_op17 efficientnet_b0_op17 transformer_op17 transformer_op17@1
-	recurrent_op17"
+	recurrent_op17 mobilenet_v3_small densenet121 convnext_tiny swin_t r3d_18
+	lraspp_mobilenet_v3_large"
 n=0 pass=0 fail=0
 out=$(mktemp -d -p "${VNPU_OUT:-/tmp}")
 trap 'rm -rf "$out"' EXIT

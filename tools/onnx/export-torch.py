@@ -26,6 +26,10 @@
 #   recurrent         a GRU (8 -> 16 features) then a bidirectional LSTM
 #                     (16 -> 2 x 16) over 12 steps of a batch of 2, a
 #                     3-class head on the last step
+#   mobilenet_v3_small, densenet121, convnext_tiny, swin_t, r3d_18,
+#   lraspp_mobilenet_v3_large
+#                     other torchvision architectures (OTHERS below); r3d_18
+#                     takes a clip of 1 x 3 x 4 x 32 x 32
 #   resnet18_fp16, transformer_fp16
 #                     the same networks in float16: the exported fp32 file
 #                     converted by to_fp16() below (initializers, constants,
@@ -139,13 +143,57 @@ MODELS = {
 
 # The float16 and int8 variants (of the models named before the suffix).
 FP16 = ["resnet18_fp16", "transformer_fp16", "resnet18_int8", "transformer_int8"]
+
+
+def video(name):
+    def build():
+        torch.manual_seed(0)
+        return randomize(getattr(torchvision.models.video, name)(weights=None))
+    return build
+
+
+class Segmentation(torch.nn.Module):
+    """A torchvision segmentation network's "out" map as the one output."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        return self.net(x)["out"]
+
+
+def segmentation(name):
+    def build():
+        torch.manual_seed(0)
+        net = getattr(torchvision.models.segmentation, name)(weights=None,
+                                                              weights_backbone=None)
+        return Segmentation(randomize(net)).eval()
+    return build
+
+
+# Other architectures, each for what it adds: hard-swish and squeeze-excite
+# (mobilenet_v3_small), a Concat per dense layer (densenet121), channel-last
+# LayerNorm and GELU (convnext_tiny), shifted-window attention with its
+# masks and index tables (swin_t), 3-D convolutions over a clip of 4
+# frames (r3d_18), a bilinear upsampling head (lraspp_mobilenet_v3_large).
+OTHERS = {
+    "mobilenet_v3_small": vision("mobilenet_v3_small"),
+    "densenet121": vision("densenet121"),
+    "convnext_tiny": vision("convnext_tiny"),
+    "swin_t": vision("swin_t"),
+    "r3d_18": video("r3d_18"),
+    "lraspp_mobilenet_v3_large": segmentation("lraspp_mobilenet_v3_large"),
+}
+
 # Every fp32 model again at the highest operator set the exporter supports
 # (torch 1.13: 17, where LayerNormalization is one node).
 HIGHEST_OPSET = 17
 OPSET17 = [name + "_op17" for name in MODELS]
+MODELS.update(OTHERS)
 
 # Inputs of the models that do not take an image, and their dynamic axes.
-INPUTS = {"transformer": (2, 16), "recurrent": (12, 2, 8)}
+INPUTS = {"transformer": (2, 16), "recurrent": (12, 2, 8), "r3d_18": (1, 3, 4, 32, 32)}
 # The models whose input is int64 token ids, not floats.
 TOKENS = {"transformer"}
 DYNAMIC = {"transformer": {"input": {0: "batch", 1: "seq"}, "output": {0: "batch"}}}
