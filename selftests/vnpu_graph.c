@@ -123,7 +123,7 @@ TEST_F(graph, unsupported_operator_names_node_and_op)
 TEST_F(graph, unsupported_attribute_names_node_and_attribute)
 {
 	expect_refused(_metadata, self, "bad/unsupported_attribute.onnx", VNPU_ERROR_NOT_SUPPORTED,
-		       (const char *const[]){ "'reflect_pad' (Pad)", "mode 'reflect'", NULL });
+		       (const char *const[]){ "'wrap_pad' (Pad)", "mode 'wrap'", NULL });
 }
 
 /* Bad attributes and shapes of each operator: the node and the reason, nothing kept. */
@@ -222,6 +222,8 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'qlinearmatmul_scale' (QLinearMatMul)", "'s3' of shape [3] does not fit 'qa'" } },
 		{ "qlinearconv_bias", VNPU_ERROR_INVALID_MODEL,
 		  { "'qlinearconv_bias' (QLinearConv)", "bias 'bias' of element type 6 and shape [1] (int32, one per output channel: [2])" } },
+		{ "pad_reflect_wide", VNPU_ERROR_NOT_SUPPORTED,
+		  { "'pad_reflect_wide' (Pad)", "reflect pads of dimension 1 beyond its 4 elements" } },
 		{ "concat_inputs", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'concat_inputs' (Concat)", "257 inputs and 1 outputs (at most 256 and 4" } },
 		{ "gather_run_type", VNPU_ERROR_INVALID_MODEL,
@@ -681,6 +683,13 @@ TEST_F(graph, pools_3d_match_numpy)
 		TH_LOG("%s", models[i]);
 		run_model(_metadata, self, models[i], 1);
 	}
+}
+
+/* Pad in reflect and edge modes over three axes against numpy.pad. */
+TEST_F(graph, pad_modes_match_numpy)
+{
+	run_model(_metadata, self, "pad_reflect", 1);
+	run_model(_metadata, self, "pad_edge", 1);
 }
 
 /* A Sum of 20 inputs and a Concat of 41 (DenseNet's run to 65). */

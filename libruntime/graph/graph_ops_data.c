@@ -796,28 +796,100 @@ int gop_scalar(struct gbuild *b, const struct gnode *n, float value, int *id)
 	return gb_add_weight(b, name, VNPU_DTYPE_FLOAT, 0, NULL, &value, id);
 }
 
+/* Most copies of one reflected side of a Pad: one device command each. */
+#define PAD_MAX_REFLECTED 4096
+
+/*
+ * The pads of axis @d of Pad's output @y in "edge" or "reflect" mode: the
+ * centre (@lo..@lo + @len along @d) is in place, the axes before @d are
+ * padded, those after it not yet (only their centres @clo..). Each side:
+ * the slabs it repeats (edge: the outermost one; reflect: the @pad next
+ * to the outermost, in reverse) copied to a scratch, since a copy cannot
+ * read the tensor it writes, then back to each padded index.
+ */
+static int pad_side(struct gbuild *b, const struct gnode *n, uint32_t d, const int64_t *clo,
+		    const int64_t *cdims, int64_t lo, int64_t len, int64_t pad, int before,
+		    int reflect)
+{
+	const struct gtensor *y = &b->tensors[n->out[0]];
+	int64_t shape[MAX_RANK], from;
+	uint64_t sc[MAX_RANK], dense[MAX_RANK], zero_d[MAX_RANK], base = 0, cnt;
+	int scr, status;
+	int64_t taken = reflect ? pad : 1;
+
+	gop_dense(y->dims, y->rank, sc);
+	for (uint32_t e = 0; e < y->rank; e++) {
+		shape[e] = e < d ? y->dims[e] : e == d ? taken : cdims[e];
+		if (e > d)
+			base += (uint64_t)clo[e] * sc[e];
+	}
+	/* The first slab taken along @d, in increasing index order. */
+	if (before)
+		from = reflect ? lo + 1 : lo;
+	else
+		from = reflect ? lo + len - 1 - pad : lo + len - 1;
+	cnt = gop_prod(shape, 0, y->rank);
+	status = gop_scratch(b, n, cnt, &scr);
+	if (status != VNPU_SUCCESS)
+		return status;
+	gb_set_shape(&b->tensors[scr], y->dtype, y->rank, shape);
+	gop_dense(shape, y->rank, dense);
+	status = gop_copy(b, n, y->rank, shape, n->out[0], base + (uint64_t)from * sc[d], sc,
+			  scr, 0, dense);
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (!reflect) {
+		/* One copy, the slab repeated by a stride of 0 along @d. */
+		memcpy(zero_d, dense, sizeof(zero_d));
+		zero_d[d] = 0;
+		shape[d] = pad;
+		return gop_copy(b, n, y->rank, shape, scr, 0, zero_d, n->out[0],
+				base + (uint64_t)(before ? lo - pad : lo + len) * sc[d], sc);
+	}
+	/* Reflect: slab k of the scratch to the index mirrored about the edge. */
+	shape[d] = 1;
+	for (int64_t k = 0; k < pad && status == VNPU_SUCCESS; k++) {
+		int64_t to = before ? lo - 1 - k : lo + len + pad - 1 - k;
+
+		status = gop_copy(b, n, y->rank, shape, scr, (uint64_t)k * dense[d], dense,
+				  n->out[0], base + (uint64_t)to * sc[d], sc);
+	}
+	return status;
+}
+
+/*
+ * Pad: "constant" fills the output with the value then copies the input
+ * in; "edge" and "reflect" copy the input in, then pad axis by axis from
+ * the output itself (pad_side). Negative pads crop.
+ */
 static int op_pad(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed_old[] = { "mode", "pads", "value", NULL };
 	static const char *const allowed[] = { "mode", NULL };
 	const Onnx__AttributeProto *a = gop_attr(n, "pads");
-	int64_t dims[MAX_RANK], inner[MAX_RANK];
+	int64_t dims[MAX_RANK], inner[MAX_RANK], lo[MAX_RANK];
 	uint64_t st[MAX_RANK], sc[MAX_RANK], oa = 0, oc = 0;
 	const int64_t *pads = NULL;
 	struct gtensor *x, *cv;
 	size_t count = 0;
 	char mode[32];
-	int status, value = -1, any = 0;
+	int status, value = -1, any = 0, constant, reflect;
 
 	if ((status = gop_check_attrs(n, b->opset < 11 ? allowed_old : allowed)) ||
 	    (status = gop_need_inputs(n, b->opset < 11 ? 1 : 2, b->opset < 11 ? 1 : 3)) ||
-	    (status = gop_need_float(b, n, 0)) || (status = gop_single_output(n)))
+	    (status = gop_single_output(n)))
+		return status;
+	gop_attr_str(n, "mode", mode, sizeof(mode));
+	constant = !mode[0] || !strcmp(mode, "constant");
+	reflect = !strcmp(mode, "reflect");
+	if (!constant && !reflect && strcmp(mode, "edge"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "mode '%s' not supported (constant, reflect and edge are)", mode);
+	/* The value of "constant" is a float; edge and reflect move any type. */
+	status = constant ? gop_need_float(b, n, 0) : gop_need_movable(b, n, 0);
+	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, 0);
-	gop_attr_str(n, "mode", mode, sizeof(mode));
-	if (mode[0] && strcmp(mode, "constant"))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "mode '%s' not supported (constant is)",
-				 mode);
 	if (b->opset < 11) {
 		pads = a ? a->ints : NULL;
 		count = a ? a->n_ints : 0;
@@ -833,18 +905,27 @@ static int op_pad(struct gbuild *b, struct gnode *n)
 
 		dims[d] = x->dims[d] + pb + pe;
 		inner[d] = x->dims[d] - (pb < 0 ? -pb : 0) - (pe < 0 ? -pe : 0);
+		lo[d] = pb > 0 ? pb : 0;
 		if (dims[d] < 1 || inner[d] < 0)
 			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "pads leave dimension %u empty", d);
+		if (!constant && !inner[d] && (pb > 0 || pe > 0))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "%s pads of dimension %u with nothing to repeat", mode, d);
+		if (reflect && ((pb > 0 && pb >= inner[d]) || (pe > 0 && pe >= inner[d]) ||
+				pb > PAD_MAX_REFLECTED || pe > PAD_MAX_REFLECTED))
+			return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+					 "reflect pads of dimension %u beyond its %lld elements less one (or %d)",
+					 d, (long long)inner[d], PAD_MAX_REFLECTED);
 		any |= pb > 0 || pe > 0;
 	}
 	status = gop_set_out(b, n, 0, x->rank, dims);
 	if (status != VNPU_SUCCESS)
 		return status;
 	cv = gop_in(b, n, 2);
-	if (cv && (cv->count != 1 || (status = gop_need_float(b, n, 2))))
+	if (cv && (!constant || cv->count != 1 || (status = gop_need_float(b, n, 2))))
 		return status ? status : node_fail(n, VNPU_ERROR_INVALID_MODEL,
-						   "constant_value must be a scalar");
-	if (any) {
+						   "constant_value must be a scalar (of mode constant)");
+	if (any && constant) {
 		if (cv)
 			value = n->in[2];
 		else
@@ -865,7 +946,16 @@ static int op_pad(struct gbuild *b, struct gnode *n)
 		else
 			oc += (uint64_t)pb * sc[d];
 	}
-	return gop_copy(b, n, x->rank, inner, n->in[0], oa, st, n->out[0], oc, sc);
+	status = gop_copy(b, n, x->rank, inner, n->in[0], oa, st, n->out[0], oc, sc);
+	for (uint32_t d = 0; d < x->rank && !constant && status == VNPU_SUCCESS; d++) {
+		int64_t pb = pads[d], pe = pads[d + x->rank];
+
+		if (pb > 0)
+			status = pad_side(b, n, d, lo, inner, lo[d], inner[d], pb, 1, reflect);
+		if (status == VNPU_SUCCESS && pe > 0)
+			status = pad_side(b, n, d, lo, inner, lo[d], inner[d], pe, 0, reflect);
+	}
+	return status;
 }
 
 static int op_expand(struct gbuild *b, struct gnode *n)

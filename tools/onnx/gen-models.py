@@ -646,11 +646,12 @@ def bad(out):
     g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
                           "shape_input", [xs, shp], [ys])
     save(model(g), os.path.join(d, "shape_input.onnx"))
-    # Pad by reflection: the device pads with a constant only.
+    # Pad by wrapping around (operator set 19's mode): constant, reflect
+    # and edge are supported.
     pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "pads")
     yp = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])
-    g = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"], name="reflect_pad",
-                                            mode="reflect")],
+    g = helper.make_graph([helper.make_node("Pad", ["x", "pads"], ["y"], name="wrap_pad",
+                                            mode="wrap")],
                           "unsupported_attribute", [x], [yp], [pads])
     save(model(g), os.path.join(d, "unsupported_attribute.onnx"))
     bad_operators(d, x)
@@ -680,6 +681,22 @@ def variadic(out, rng):
                           inits)
     save(model(g), os.path.join(out, "variadic.onnx"))
     write_set(out, "variadic", [("x", x)], [("y", y)], {})
+
+
+def pads(out, rng):
+    """Pad in reflect and edge modes over three axes, against numpy.pad."""
+    x = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    for mode, p in (("reflect", [0, 2, 3, 1, 4, 1]), ("edge", [1, 0, 2, 2, 3, 5])):
+        name = "pad_" + mode
+        y = np.pad(x, list(zip(p[:3], p[3:])), mode=mode)
+        g = helper.make_graph([helper.make_node("Pad", ["x", "p"], ["y"], mode=mode)], name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                             list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                             list(y.shape))],
+                              [numpy_helper.from_array(np.array(p, np.int64), "p")])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], {})
 
 
 def bad_operators(d, x):
@@ -796,6 +813,7 @@ def bad_operators(d, x):
     one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s3", "qz1", "qb", "s", "qz1", "s", "qz1"],
         {"qa": u8(2, 3), "qb": u8(3, 2), "s3": f32(0.1, 0.2, 0.3), "s": f32(0.1), "qz1": u8(1)})
     one("concat_inputs", "Concat", ["x"] * 257, {}, axis=0)
+    one("pad_reflect_wide", "Pad", ["x", "p"], {"p": i64(0, 4, 0, 0)}, mode="reflect")
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(2, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
@@ -852,6 +870,7 @@ def main():
     einsums(out, rng)
     pools_3d(out, rng)
     variadic(out, rng)
+    pads(out, rng)
     convs_3d(out, rng)
     quant_per_axis(out, rng)
     range_and_resize(out, rng)
