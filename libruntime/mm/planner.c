@@ -1831,18 +1831,25 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 	return arena;
 }
 
+/* The searches search_run() runs. */
+enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY };
+
 /*
- * The skyline search (@sweep 0, with @seed) or the time sweep (@sweep 1)
- * for a plan within @target: 1 and @best updated when found, 0 if not,
- * -1 without memory.
+ * The skyline search (SEARCH_SKY, with @seed), the time sweep
+ * (SEARCH_SWEEP) or the lazy sweep (SEARCH_LAZY; a target without slack
+ * only) for a plan within @target: 1 and @best updated when found, 0 if
+ * not, -1 without memory.
  */
 static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
-		      uint64_t seed, int sweep, uint64_t *off, struct best *best,
+		      uint64_t seed, int kind, uint64_t *off, struct best *best,
 		      uint64_t *nodes)
 {
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
-	int r = sweep ? sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
+	int r = kind == SEARCH_LAZY ?
+		sws_lazy_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
+		kind == SEARCH_SWEEP ?
+		sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
 		sks_run(&pb, target, deadline, seed, off, nodes);
 
 	if (r == SKS_NOMEM)
@@ -1861,14 +1868,14 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
 		      uint64_t seed, uint64_t *off, struct best *best, uint64_t *nodes)
 {
-	return search_run(p, target, deadline, seed, 0, off, best, nodes);
+	return search_run(p, target, deadline, seed, SEARCH_SKY, off, best, nodes);
 }
 
 /* The time sweep (planner_sweep.c), as sky_search(). */
 static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t *off,
 		 struct best *best, uint64_t *nodes)
 {
-	return search_run(p, target, deadline, 0, 1, off, best, nodes);
+	return search_run(p, target, deadline, 0, SEARCH_SWEEP, off, best, nodes);
 }
 
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,
@@ -1945,8 +1952,9 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * The time sweep: first, on a quarter of the budget (of the default
 	 * budget at most: it tiles such instances fast or not at all), when
 	 * the target leaves no slack in any section, as its pruning then
-	 * admits only zero-waste moves; else as a short try (1/32 of the
-	 * budget left) after the skyline search.
+	 * admits only zero-waste moves, after the lazy sweep on as much (it
+	 * stalls within about 50 ms when it does not tile them); else as a
+	 * short try (1/32 of the budget left) after the skyline search.
 	 */
 	tight = 1;
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
@@ -1957,7 +1965,12 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		if (sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
+		if (search_run(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, 0, SEARCH_LAZY,
+			       off, &best, &nodes) < 0)
+			goto out;
+		t = cpu_ns();
+		if (t < deadline && best.arena > target &&
+		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */

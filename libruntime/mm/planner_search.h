@@ -66,6 +66,9 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	    uint64_t stall, uint64_t *off, uint64_t *nodes);
 
 /* CPU time of the calling thread, in ns. */
+int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		 uint64_t stall, uint64_t *off, uint64_t *nodes);
+
 uint64_t vnpu_plan_cpu_ns(void);
 
 /* The splitmix64 finalizer: a 64-bit hash of @z. */
