@@ -731,33 +731,32 @@ out:
  */
 #define LZ_NONE UINT32_MAX
 
+/* An entry of the undo log: a node field and its value before the change. */
+struct lz_undo {
+	uint32_t *at;
+	uint32_t old;
+};
+
 struct lz {
 	struct sw *w;
 	uint32_t *parent, *first, *next, *prev, *ghost, *nlive, *endcnt;
 	uint64_t *size;
 	uint32_t nodes, cap, root;
-	uint32_t **log_at;		/* undo log: field and its old value */
-	uint32_t *log_old;
-	size_t log_n, log_cap, log_cap2;
+	struct lz_undo *log;
+	size_t log_n, log_cap;
 	uint32_t *full;			/* maximal full nodes of the open sections */
 	uint32_t *taken;		/* the hole each of them went to (1 + its index) */
 	size_t full_n;
 	uint32_t *used;			/* the hole each starter went to, by index in st */
 	uint32_t *touched;		/* scratch: nodes with buffers ending */
-	uint64_t *keys;			/* scratch: full nodes by group */
 	uint32_t *en_start, *en;	/* buffers by end section */
 };
 
 static int lz_set(struct lz *z, uint32_t *at, uint32_t v)
 {
-	if (z->log_n == z->log_cap &&
-	    (vnpu_plan_grow((void **)&z->log_at, &z->log_cap, z->log_n + 1,
-			    sizeof(*z->log_at)) ||
-	     vnpu_plan_grow((void **)&z->log_old, &z->log_cap2, z->log_cap,
-			    sizeof(*z->log_old))))
+	if (vnpu_plan_grow((void **)&z->log, &z->log_cap, z->log_n + 1, sizeof(*z->log)))
 		return -1;
-	z->log_at[z->log_n] = at;
-	z->log_old[z->log_n++] = *at;
+	z->log[z->log_n++] = (struct lz_undo){ at, *at };
 	*at = v;
 	return 0;
 }
@@ -766,7 +765,7 @@ static void lz_undo(struct lz *z, size_t mark, uint32_t nodes)
 {
 	while (z->log_n > mark) {
 		z->log_n--;
-		*z->log_at[z->log_n] = z->log_old[z->log_n];
+		*z->log[z->log_n].at = z->log[z->log_n].old;
 	}
 	z->nodes = nodes;
 }
@@ -1043,11 +1042,14 @@ static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, 
 	return r;
 }
 
-static int lz_cmp64(const void *a, const void *b)
+/* Full node @a goes before @b: by group, then largest first. */
+static int lz_before(const struct lz *z, uint32_t a, uint32_t b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	if (z->parent[a] != z->parent[b])
+		return z->parent[a] + 1u < z->parent[b] + 1u;
+	if (z->size[a] != z->size[b])
+		return z->size[a] > z->size[b];
+	return a < b;
 }
 
 /*
@@ -1059,7 +1061,7 @@ static int lz_section(struct lz *z, uint32_t s)
 	struct sw *w = z->w;
 	const struct sks_problem *pb = w->pb;
 	size_t nt = 0, nfull = 0, base = z->full_n;
-	uint64_t key, *slot, *keys;
+	uint64_t key, *slot;
 	uint32_t *full, *taken;
 	int r;
 
@@ -1094,15 +1096,18 @@ static int lz_section(struct lz *z, uint32_t s)
 	}
 	for (size_t i = 0; i < nt; i++)
 		z->endcnt[z->touched[i]] = 0;
-	/* By group, so that siblings follow each other. */
-	keys = z->keys;
-	for (size_t i = 0; i < nfull; i++)
-		keys[i] = ((uint64_t)(z->parent[full[i]] + 1u) << 32) | full[i];
-	qsort(keys, nfull, sizeof(*keys), lz_cmp64);
-	for (size_t i = 0; i < nfull; i++) {
-		full[i] = (uint32_t)keys[i];
-		taken[i] = 0;
+	/* By group, so that siblings follow each other; largest first. */
+	for (size_t i = 1; i < nfull; i++) {
+		uint32_t v = full[i];
+		size_t k = i;
+
+		while (k && lz_before(z, v, full[k - 1])) {
+			full[k] = full[k - 1];
+			k--;
+		}
+		full[k] = v;
 	}
+	memset(taken, 0, nfull * sizeof(*taken));
 	z->full_n += nfull;
 	r = lz_assign(z, s, full, taken, 0, nfull);
 	z->full_n = base;
@@ -1121,13 +1126,11 @@ static void lz_free(struct lz *z)
 	free(z->nlive);
 	free(z->endcnt);
 	free(z->size);
-	free(z->log_at);
-	free(z->log_old);
+	free(z->log);
 	free(z->full);
 	free(z->taken);
 	free(z->used);
 	free(z->touched);
-	free(z->keys);
 	free(z->en_start);
 	free(z->en);
 }
@@ -1153,12 +1156,11 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->taken = malloc((n + 1) * sizeof(*z->taken));
 	z->used = calloc(n + 1, sizeof(*z->used));
 	z->touched = malloc(z->cap * sizeof(*z->touched));
-	z->keys = malloc((n + 1) * sizeof(*z->keys));
 	z->en_start = calloc(ns + 2, sizeof(*z->en_start));
 	z->en = malloc((n + 1) * sizeof(*z->en));
 	if (!z->parent || !z->first || !z->next || !z->prev || !z->ghost || !z->nlive ||
 	    !z->endcnt || !z->size || !z->full || !z->taken || !z->used || !z->touched ||
-	    !z->keys || !z->en_start || !z->en)
+	    !z->en_start || !z->en)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		z->parent[i] = z->first[i] = z->next[i] = z->prev[i] = z->ghost[i] = LZ_NONE;

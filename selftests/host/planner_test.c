@@ -747,8 +747,7 @@ TEST(lazy_sweep_tiles_perfect_packings_exactly)
 	 * the two 2s end side by side and one 4 fills both (they are made
 	 * adjacent), at 2 the 4s end and one 8 fills both; then guillotine
 	 * packings of 200 buffers it tiles (seeds 2 and 3, in about a
-	 * millisecond; seed 1 needs a hole across two groups, which it does
-	 * not merge).
+	 * millisecond).
 	 */
 	struct vnpu_plan_buffer pat[] = {
 		{ .size = 2, .first = 0, .last = 1 }, { .size = 4, .first = 0, .last = 2 },
