@@ -20,18 +20,20 @@
  * number of overlapping pairs. The skyline greedy costs O(n log^2 n)
  * whatever the overlaps.
  *
- * Search stage, for small instances: a depth-first branch and bound over
- * canonical plans in the spirit of MiniMalloc (Moffitt, ASPLOS 2024):
- * buffers are placed in non-decreasing offset order, each at the lowest
- * offset above the placed buffers it overlaps; candidates are ordered by
- * that offset then by a static preorder; a candidate that would leave a
- * gap another buffer must fill first is skipped (dominance); a section
- * whose floor plus the unplaced sizes it must still hold exceeds the
- * target prunes the node. Several preorders run round robin with growing
- * node limits. For large instances the search runs skyline plans of other
- * and of randomly perturbed preorders, and perturbed size orders through
- * the classic greedy when it is cheap, within the time limit (above
- * PLAN_SKY_MAX buffers, until it stalls: improve_large()).
+ * Search stage, on perfect packings first (no slack at the target in any
+ * section): the lazy sweep and the time sweep (planner_sweep.c); then the
+ * skyline search (planner_search.c). With a capacity: a depth-first branch
+ * and bound over canonical plans in the spirit of MiniMalloc (Moffitt,
+ * ASPLOS 2024): buffers are placed in non-decreasing offset order, each at
+ * the lowest offset above the placed buffers it overlaps; candidates are
+ * ordered by that offset then by a static preorder; a candidate that would
+ * leave a gap another buffer must fill first is skipped (dominance); a
+ * section whose floor plus the unplaced sizes it must still hold exceeds
+ * the target prunes the node. Several preorders run round robin with
+ * growing node limits. For large instances the search runs skyline plans
+ * of other and of randomly perturbed preorders, and perturbed size orders
+ * through the classic greedy when it is cheap, within the time limit
+ * (above PLAN_SKY_MAX buffers, until it stalls: improve_large()).
  *
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.

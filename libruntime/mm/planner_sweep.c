@@ -992,11 +992,21 @@ static int lz_fill(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, si
 static int lz_hole(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, size_t nfull,
 		   uint32_t h, size_t j, uint64_t size)
 {
+	struct sw *w = z->w;
 	uint32_t p = z->parent[full[h - 1]];
+	uint64_t avail = 0;
 	int r;
 
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return SKS_TIMEOUT;
+	/* Holes only grow: none larger than the starters left can be filled. */
+	for (uint32_t i = w->st_start[s]; i < w->st_start[s + 1]; i++)
+		if (!z->used[i])
+			avail += w->pb->size[w->st[i]];
+	if (size > avail)
+		return SKS_INFEASIBLE;
 	if (lz_can(z, s, size)) {
-		r = lz_fill(z, s, full, taken, nfull, h, size, z->w->st_start[s], size);
+		r = lz_fill(z, s, full, taken, nfull, h, size, w->st_start[s], size);
 		if (r != SKS_INFEASIBLE)
 			return r;
 	}
@@ -1022,6 +1032,9 @@ static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, 
 		fi++;
 	if (fi == nfull)
 		return lz_section(z, s);
+	/* The check below costs a subset sum per full node: many, time it. */
+	if (nfull - fi > 8 ? sw_stop(z->w) : !(++z->w->nodes & 255) && sw_stop(z->w))
+		return SKS_TIMEOUT;
 	/* A full node no sibling can join must be filled on its own. */
 	for (size_t k = fi; k < nfull; k++) {
 		uint32_t p = z->parent[full[k]];
