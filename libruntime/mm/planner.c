@@ -58,6 +58,14 @@
 #define PLAN_SWEEP_SHARE_TIGHT 4
 #define PLAN_SWEEP_SHARE_LOOSE 32
 /*
+ * Budget share of the lazy sweep, after the time sweep on a target without
+ * slack: it tiles what it can within tens of ms, and a larger share costs
+ * the stages after it (ladders of 3,001 and 6,001 buffers, 50 seeds, with
+ * the lazy sweep first on a quarter: 40 and 39 at the optimum instead of
+ * 42 and 41).
+ */
+#define PLAN_LAZY_SHARE 16
+/*
  * The sweep gives up after this much CPU time without a new section (and
  * as long as the deepest took): it tiles a perfect packing steadily or
  * thrashes on an early choice (ladders of 1,500 buffers, seeds 1 to 20,
@@ -1954,9 +1962,9 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * The time sweep: first, on a quarter of the budget (of the default
 	 * budget at most: it tiles such instances fast or not at all), when
 	 * the target leaves no slack in any section, as its pruning then
-	 * admits only zero-waste moves, after the lazy sweep on as much (it
-	 * stalls within about 50 ms when it does not tile them); else as a
-	 * short try (1/32 of the budget left) after the skyline search.
+	 * admits only zero-waste moves, and then the lazy sweep on 1/16;
+	 * else as a short try (1/32 of the budget left) after the skyline
+	 * search.
 	 */
 	tight = 1;
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
@@ -1967,12 +1975,12 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		if (search_run(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, 0, SEARCH_LAZY,
-			       off, &best, &nodes) < 0)
+		if (sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
 			goto out;
 		t = cpu_ns();
 		if (t < deadline && best.arena > target &&
-		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
+		    search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
+			       &nodes) < 0)
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */
