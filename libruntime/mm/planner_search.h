@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Private interface of the planner's searches: the skyline search
- * (planner_search.c) and the time sweep (planner_sweep.c).
+ * (planner_search.c), the time sweep and the lazy sweep (planner_sweep.c).
  */
 #ifndef VNPU_PLANNER_SEARCH_H
 #define VNPU_PLANNER_SEARCH_H
@@ -64,6 +64,26 @@ int sks_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
  */
 int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	    uint64_t stall, uint64_t *off, uint64_t *nodes);
+
+/**
+ * sws_lazy_run() - look for a perfect packing by the lazy sweep
+ * @pb: the instance
+ * @target: arena to reach; must equal @pb->sec_total in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @stall: as for sws_run()
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, nodes visited are added
+ *
+ * Sweeps the sections as sws_run(), but fills each hole left by buffers
+ * that end with a group of buffers starting then, in an order fixed only
+ * at the end (planner_sweep.c); not complete (a hole is never merged
+ * across two groups). Return: SKS_FOUND, SKS_INFEASIBLE (none of the plans
+ * it covers, or @target leaves slack in some section, or an alignment does
+ * not divide every size: nothing visited, @off untouched), SKS_TIMEOUT
+ * (deadline or stall) or SKS_NOMEM.
+ */
+int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		 uint64_t stall, uint64_t *off, uint64_t *nodes);
 
 /* CPU time of the calling thread, in ns. */
 uint64_t vnpu_plan_cpu_ns(void);

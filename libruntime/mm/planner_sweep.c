@@ -708,3 +708,528 @@ out:
 	sw_free(&w);
 	return result;
 }
+
+/*
+ * Lazy sweep (perfect packings only: the target equals the live total in
+ * every section). The placed buffers still live form a tree whose leaves
+ * are buffers and whose inner nodes are unordered groups: a group's
+ * children lie next to each other in memory, in an order not yet fixed.
+ * At section s the live buffers ending at s leave holes: a node all of
+ * whose live buffers end at s is full, and every maximal full node is
+ * replaced, alone or with full siblings of the same group (which are then
+ * made adjacent), by a group of buffers starting at s whose sizes sum to
+ * exactly its size. Only which buffers fill a hole is decided, never
+ * their order: a group's order is fixed at the end, when offsets are
+ * written. A hole next to a full node of another group is not merged with
+ * it (that needs its group's order), so the sweep is not complete.
+ *
+ * Nodes 0 to n - 1 are the buffers' leaves, inner nodes follow. A
+ * replaced node is kept as the ghost of the node that replaces it (same
+ * size, same place), so that the offsets of buffers that ended can be
+ * written at the end. Every change to a node is logged and undone on
+ * backtracking.
+ */
+#define LZ_NONE UINT32_MAX
+
+/* An entry of the undo log: a node field and its value before the change. */
+struct lz_undo {
+	uint32_t *at;
+	uint32_t old;
+};
+
+struct lz {
+	struct sw *w;
+	uint32_t *parent, *first, *next, *prev, *ghost, *nlive, *endcnt;
+	uint64_t *size;
+	uint32_t nodes, cap, root;
+	struct lz_undo *log;
+	size_t log_n, log_cap;
+	uint32_t *full;			/* maximal full nodes of the open sections */
+	uint32_t *taken;		/* the hole each of them went to (1 + its index) */
+	size_t full_n;
+	uint32_t *used;			/* the hole each starter went to, by index in st */
+	uint32_t *touched;		/* scratch: nodes with buffers ending */
+	uint32_t *en_start, *en;	/* buffers by end section */
+};
+
+static int lz_set(struct lz *z, uint32_t *at, uint32_t v)
+{
+	if (vnpu_plan_grow((void **)&z->log, &z->log_cap, z->log_n + 1, sizeof(*z->log)))
+		return -1;
+	z->log[z->log_n++] = (struct lz_undo){ at, *at };
+	*at = v;
+	return 0;
+}
+
+static void lz_undo(struct lz *z, size_t mark, uint32_t nodes)
+{
+	while (z->log_n > mark) {
+		z->log_n--;
+		*z->log[z->log_n].at = z->log[z->log_n].old;
+	}
+	z->nodes = nodes;
+}
+
+/* Node @c into group @p (first child). */
+static int lz_link(struct lz *z, uint32_t p, uint32_t c)
+{
+	uint32_t f = z->first[p];
+
+	if (lz_set(z, &z->next[c], f) || lz_set(z, &z->prev[c], LZ_NONE) ||
+	    lz_set(z, &z->parent[c], p) || lz_set(z, &z->first[p], c))
+		return -1;
+	return f != LZ_NONE ? lz_set(z, &z->prev[f], c) : 0;
+}
+
+static int lz_unlink(struct lz *z, uint32_t c)
+{
+	uint32_t p = z->prev[c], n = z->next[c];
+
+	if (p != LZ_NONE ? lz_set(z, &z->next[p], n) : lz_set(z, &z->first[z->parent[c]], n))
+		return -1;
+	return n != LZ_NONE ? lz_set(z, &z->prev[n], p) : 0;
+}
+
+/* A fresh inner node, or LZ_NONE when the arena is full (cannot happen). */
+static uint32_t lz_group(struct lz *z, uint64_t size)
+{
+	uint32_t g = z->nodes;
+
+	if (g >= z->cap)
+		return LZ_NONE;
+	z->nodes++;
+	z->parent[g] = z->first[g] = z->next[g] = z->prev[g] = z->ghost[g] = LZ_NONE;
+	z->nlive[g] = 0;
+	z->endcnt[g] = 0;
+	z->size[g] = size;
+	return g;
+}
+
+/*
+ * Hash of the live tree below @v, the same for every order of its groups:
+ * what follows a section depends only on the section and this tree.
+ */
+static uint64_t lz_hash(const struct lz *z, uint32_t v)
+{
+	uint64_t h = 0;
+
+	if (v < z->w->pb->n)
+		return vnpu_plan_mix64(v + 1);
+	for (uint32_t c = z->first[v]; c != LZ_NONE; c = z->next[c])
+		h += lz_hash(z, c);
+	return vnpu_plan_mix64(h ^ 0x5bd1e9955bd1e995ull);
+}
+
+/* Offsets from the tree: every group's children in list order, ghosts in place. */
+static int lz_layout(struct lz *z)
+{
+	size_t n = 0;
+	uint32_t *st = malloc((z->nodes + 1) * sizeof(*st));
+	uint64_t *at = malloc((z->nodes + 1) * sizeof(*at));
+
+	if (!st || !at) {
+		free(st);
+		free(at);
+		return -1;
+	}
+	st[n] = z->root;
+	at[n++] = 0;
+	while (n) {
+		uint32_t v = st[--n];
+		uint64_t o = at[n];
+
+		if (z->ghost[v] != LZ_NONE) {
+			st[n] = z->ghost[v];
+			at[n++] = o;
+		}
+		if (v < z->w->pb->n) {
+			z->w->off[v] = o;
+			continue;
+		}
+		for (uint32_t c = z->first[v]; c != LZ_NONE; c = z->next[c]) {
+			st[n] = c;
+			at[n++] = o;
+			o += z->size[c];
+		}
+	}
+	free(st);
+	free(at);
+	return 0;
+}
+
+static int lz_section(struct lz *z, uint32_t s);
+
+/* 1 when the starters of @s not used yet can fill @len bytes exactly. */
+static int lz_can(struct lz *z, uint32_t s, uint64_t len)
+{
+	struct sw *w = z->w;
+	size_t k = 0;
+
+	for (uint32_t j = w->st_start[s]; j < w->st_start[s + 1]; j++)
+		if (!z->used[j])
+			w->cand[k++] = w->st[j];
+	return sw_fillable(w, w->cand, k, len, 0);
+}
+
+static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, size_t fi,
+		     size_t nfull);
+
+/*
+ * Hole @h (1 + the index of its first full node; its members are the full
+ * nodes taken by it, @size bytes) gets the starters of @s marked with @h.
+ */
+static int lz_apply(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, size_t nfull,
+		    uint32_t h, uint64_t size)
+{
+	struct sw *w = z->w;
+	size_t mark = z->log_n, ng = 0, np = 0;
+	uint32_t nodes = z->nodes, p = z->parent[full[h - 1]], g = LZ_NONE, f = LZ_NONE;
+	uint32_t live = 0;
+	int r;
+
+	for (size_t k = h - 1; k < nfull; k++)
+		if (taken[k] == h) {
+			ng++;
+			g = full[k];
+			live += z->nlive[g];
+		}
+	for (uint32_t j = w->st_start[s]; j < w->st_start[s + 1]; j++)
+		if (z->used[j] == h) {
+			np++;
+			f = w->st[j];
+		}
+	/* The hole: its members under one group (one member: itself). */
+	if (ng > 1) {
+		g = lz_group(z, size);
+		if (g == LZ_NONE)
+			goto nomem;
+		for (size_t k = h - 1; k < nfull; k++)
+			if (taken[k] == h &&
+			    (lz_unlink(z, full[k]) || lz_link(z, g, full[k])))
+				goto nomem;
+	} else if (p != LZ_NONE && lz_unlink(z, g)) {
+		goto nomem;
+	}
+	/* Its filling: one starter, or a group of them. */
+	if (np > 1) {
+		f = lz_group(z, size);
+		if (f == LZ_NONE)
+			goto nomem;
+	}
+	for (uint32_t j = w->st_start[s]; j < w->st_start[s + 1]; j++) {
+		uint32_t b = w->st[j];
+
+		if (z->used[j] != h)
+			continue;
+		if (lz_set(z, &z->first[b], LZ_NONE) || lz_set(z, &z->ghost[b], LZ_NONE) ||
+		    lz_set(z, &z->nlive[b], 1) || (np > 1 && lz_link(z, f, b)))
+			goto nomem;
+	}
+	if (lz_set(z, &z->ghost[f], g) || lz_set(z, &z->nlive[f], (uint32_t)np))
+		goto nomem;
+	if (p == LZ_NONE) {
+		if (lz_set(z, &z->parent[f], LZ_NONE) || lz_set(z, &z->root, f))
+			goto nomem;
+	} else {
+		if (lz_link(z, p, f))
+			goto nomem;
+		for (uint32_t a = p; a != LZ_NONE; a = z->parent[a])
+			if (lz_set(z, &z->nlive[a], z->nlive[a] + (uint32_t)np - live))
+				goto nomem;
+	}
+	r = lz_assign(z, s, full, taken, h, nfull);
+	lz_undo(z, mark, nodes);
+	return r;
+nomem:
+	lz_undo(z, mark, nodes);
+	return SKS_NOMEM;
+}
+
+/*
+ * Hole @h is filled by a subset of the starters of @s from index @i on,
+ * @need bytes still to fill.
+ */
+static int lz_fill(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, size_t nfull,
+		   uint32_t h, uint64_t size, uint32_t i, uint64_t need)
+{
+	struct sw *w = z->w;
+	const struct sks_problem *pb = w->pb;
+	uint32_t last = w->st_start[s + 1];
+	uint64_t avail = 0;
+	int r;
+
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return SKS_TIMEOUT;
+	if (!need)
+		return lz_apply(z, s, full, taken, nfull, h, size);
+	for (uint32_t j = i; j < last; j++)
+		if (!z->used[j] && pb->size[w->st[j]] <= need)
+			avail += pb->size[w->st[j]];
+	if (avail < need)
+		return SKS_INFEASIBLE;
+	for (uint32_t j = i; j < last; j++) {
+		uint32_t b = w->st[j], a = j > i ? w->st[j - 1] : 0;
+
+		if (z->used[j] || pb->size[b] > need)
+			continue;
+		/* Of identical starters, the first unused one only. */
+		if (j > i && !z->used[j - 1] && pb->size[a] == pb->size[b] &&
+		    pb->t1[a] == pb->t1[b])
+			continue;
+		z->used[j] = h;
+		r = lz_fill(z, s, full, taken, nfull, h, size, j + 1, need - pb->size[b]);
+		z->used[j] = 0;
+		if (r != SKS_INFEASIBLE)
+			return r;
+	}
+	return SKS_INFEASIBLE;
+}
+
+/*
+ * Hole @h (its first member full[@h - 1]), @size bytes so far, may take
+ * more full siblings from full[@j] on; then it is filled.
+ */
+static int lz_hole(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, size_t nfull,
+		   uint32_t h, size_t j, uint64_t size)
+{
+	struct sw *w = z->w;
+	uint32_t p = z->parent[full[h - 1]];
+	uint64_t avail = 0;
+	int r;
+
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return SKS_TIMEOUT;
+	/* Holes only grow: none larger than the starters left can be filled. */
+	for (uint32_t i = w->st_start[s]; i < w->st_start[s + 1]; i++)
+		if (!z->used[i])
+			avail += w->pb->size[w->st[i]];
+	if (size > avail)
+		return SKS_INFEASIBLE;
+	if (lz_can(z, s, size)) {
+		r = lz_fill(z, s, full, taken, nfull, h, size, w->st_start[s], size);
+		if (r != SKS_INFEASIBLE)
+			return r;
+	}
+	for (; p != LZ_NONE && j < nfull && z->parent[full[j]] == p; j++) {
+		if (taken[j])
+			continue;
+		taken[j] = h;
+		r = lz_hole(z, s, full, taken, nfull, h, j + 1, size + z->size[full[j]]);
+		taken[j] = 0;
+		if (r != SKS_INFEASIBLE)
+			return r;
+	}
+	return SKS_INFEASIBLE;
+}
+
+/* The holes of section @s from full[@fi] on; then the next section. */
+static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, size_t fi,
+		     size_t nfull)
+{
+	int r;
+
+	while (fi < nfull && taken[fi])
+		fi++;
+	if (fi == nfull)
+		return lz_section(z, s);
+	/* The check below costs a subset sum per full node: many, time it. */
+	if (nfull - fi > 8 ? sw_stop(z->w) : !(++z->w->nodes & 255) && sw_stop(z->w))
+		return SKS_TIMEOUT;
+	/* A full node no sibling can join must be filled on its own. */
+	for (size_t k = fi; k < nfull; k++) {
+		uint32_t p = z->parent[full[k]];
+		int alone = 1;
+
+		if (taken[k])
+			continue;
+		for (size_t o = k + 1; alone && o < nfull && z->parent[full[o]] == p; o++)
+			alone = p == LZ_NONE || taken[o];
+		for (size_t o = k; alone && o-- > fi && z->parent[full[o]] == p;)
+			alone = p == LZ_NONE || taken[o];
+		if (alone && !lz_can(z, s, z->size[full[k]]))
+			return SKS_INFEASIBLE;
+	}
+	taken[fi] = (uint32_t)fi + 1;
+	r = lz_hole(z, s, full, taken, nfull, (uint32_t)fi + 1, fi + 1, z->size[full[fi]]);
+	taken[fi] = 0;
+	return r;
+}
+
+/* Full node @a goes before @b: by group, then largest first. */
+static int lz_before(const struct lz *z, uint32_t a, uint32_t b)
+{
+	if (z->parent[a] != z->parent[b])
+		return z->parent[a] + 1u < z->parent[b] + 1u;
+	if (z->size[a] != z->size[b])
+		return z->size[a] > z->size[b];
+	return a < b;
+}
+
+/*
+ * After section @s is done: the next section where buffers start, its
+ * holes (the maximal full nodes, by group) and their filling.
+ */
+static int lz_section(struct lz *z, uint32_t s)
+{
+	struct sw *w = z->w;
+	const struct sks_problem *pb = w->pb;
+	size_t nt = 0, nfull = 0, base = z->full_n;
+	uint64_t key, *slot;
+	uint32_t *full, *taken;
+	int r;
+
+	do
+		s++;
+	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
+	if (s > w->deepest) {
+		w->deepest = s;
+		w->gain = vnpu_plan_cpu_ns();
+	}
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return SKS_TIMEOUT;
+	if (s >= pb->nsec)
+		return lz_layout(z) ? SKS_NOMEM : SKS_FOUND;
+	key = (vnpu_plan_mix64(s + 1) + lz_hash(z, z->root)) | 1;
+	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
+	if (*slot == key)
+		return SKS_INFEASIBLE;
+	/* Buffers ending at s: their ancestors count them. */
+	for (uint32_t i = z->en_start[s]; i < z->en_start[s + 1]; i++)
+		for (uint32_t a = z->en[i]; a != LZ_NONE; a = z->parent[a])
+			if (!z->endcnt[a]++)
+				z->touched[nt++] = a;
+	full = z->full + base;
+	taken = z->taken + base;
+	for (size_t i = 0; i < nt; i++) {
+		uint32_t a = z->touched[i], p = z->parent[a];
+
+		if (z->endcnt[a] == z->nlive[a] &&
+		    (p == LZ_NONE || z->endcnt[p] != z->nlive[p]))
+			full[nfull++] = a;
+	}
+	for (size_t i = 0; i < nt; i++)
+		z->endcnt[z->touched[i]] = 0;
+	/* By group, so that siblings follow each other; largest first. */
+	for (size_t i = 1; i < nfull; i++) {
+		uint32_t v = full[i];
+		size_t k = i;
+
+		while (k && lz_before(z, v, full[k - 1])) {
+			full[k] = full[k - 1];
+			k--;
+		}
+		full[k] = v;
+	}
+	memset(taken, 0, nfull * sizeof(*taken));
+	z->full_n += nfull;
+	r = lz_assign(z, s, full, taken, 0, nfull);
+	z->full_n = base;
+	if (r == SKS_INFEASIBLE)
+		*slot = key;
+	return r;
+}
+
+static void lz_free(struct lz *z)
+{
+	free(z->parent);
+	free(z->first);
+	free(z->next);
+	free(z->prev);
+	free(z->ghost);
+	free(z->nlive);
+	free(z->endcnt);
+	free(z->size);
+	free(z->log);
+	free(z->full);
+	free(z->taken);
+	free(z->used);
+	free(z->touched);
+	free(z->en_start);
+	free(z->en);
+}
+
+static int lz_init(struct lz *z, struct sw *w)
+{
+	const struct sks_problem *pb = w->pb;
+	size_t n = pb->n;
+	uint32_t ns = pb->nsec;
+
+	memset(z, 0, sizeof(*z));
+	z->w = w;
+	z->cap = (uint32_t)(3 * n + 4);
+	z->parent = malloc(z->cap * sizeof(*z->parent));
+	z->first = malloc(z->cap * sizeof(*z->first));
+	z->next = malloc(z->cap * sizeof(*z->next));
+	z->prev = malloc(z->cap * sizeof(*z->prev));
+	z->ghost = malloc(z->cap * sizeof(*z->ghost));
+	z->nlive = malloc(z->cap * sizeof(*z->nlive));
+	z->endcnt = calloc(z->cap, sizeof(*z->endcnt));
+	z->size = malloc(z->cap * sizeof(*z->size));
+	z->full = malloc((n + 1) * sizeof(*z->full));
+	z->taken = malloc((n + 1) * sizeof(*z->taken));
+	z->used = calloc(n + 1, sizeof(*z->used));
+	z->touched = malloc(z->cap * sizeof(*z->touched));
+	z->en_start = calloc(ns + 2, sizeof(*z->en_start));
+	z->en = malloc((n + 1) * sizeof(*z->en));
+	if (!z->parent || !z->first || !z->next || !z->prev || !z->ghost || !z->nlive ||
+	    !z->endcnt || !z->size || !z->full || !z->taken || !z->used || !z->touched ||
+	    !z->en_start || !z->en)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		z->parent[i] = z->first[i] = z->next[i] = z->prev[i] = z->ghost[i] = LZ_NONE;
+		z->nlive[i] = 1;
+		z->size[i] = pb->size[i];
+		if (pb->t1[i] < ns)
+			z->en_start[pb->t1[i] + 1]++;
+	}
+	for (uint32_t s = 0; s <= ns; s++)
+		z->en_start[s + 1] += z->en_start[s];
+	for (size_t i = 0; i < n; i++)
+		if (pb->t1[i] < ns)
+			z->en[z->en_start[pb->t1[i]] + z->endcnt[pb->t1[i]]++] = (uint32_t)i;
+	memset(z->endcnt, 0, z->cap * sizeof(*z->endcnt));
+	z->nodes = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * The lazy sweep (above) for a plan of exactly @target, which must equal
+ * the live total in every section; alignments must divide every size (so
+ * that every offset is aligned). Returns as sws_run().
+ */
+int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		 uint64_t stall, uint64_t *off, uint64_t *nodes)
+{
+	struct sw w;
+	struct lz z = { 0 };
+	int result = SKS_NOMEM;
+
+	for (uint32_t s = 0; s < pb->nsec; s++)
+		if (pb->sec_total[s] != target)
+			return SKS_INFEASIBLE;
+	if (!pb->n)
+		return SKS_FOUND;
+	if (sw_init(&w, pb, target, off) || lz_init(&z, &w))
+		goto out;
+	for (size_t i = 0; i < pb->n; i++)
+		if (w.unit % pb->align[i]) {
+			result = SKS_INFEASIBLE;
+			goto out;
+		}
+	w.deadline = deadline;
+	w.start = vnpu_plan_cpu_ns();
+	w.gain = w.start;
+	w.stall = stall;
+	/* Section 0: its buffers fill [0, target), in any order. */
+	z.root = lz_group(&z, target);
+	for (uint32_t j = w.st_start[0]; j < w.st_start[1]; j++)
+		if (lz_link(&z, z.root, w.st[j]))
+			goto out;
+	z.nlive[z.root] = w.st_start[1];
+	result = lz_section(&z, 0);
+out:
+	*nodes += w.nodes;
+	lz_free(&z);
+	sw_free(&w);
+	return result;
+}
