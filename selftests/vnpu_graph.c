@@ -222,6 +222,7 @@ TEST_F(graph, bad_operator_attributes_and_shapes_name_the_node)
 		  { "'qlinearmatmul_scale' (QLinearMatMul)", "'s3' of shape [3] does not fit 'qa'" } },
 		{ "qlinearconv_bias", VNPU_ERROR_INVALID_MODEL,
 		  { "'qlinearconv_bias' (QLinearConv)", "bias 'bias' of element type 6 and shape [1] (int32, one per output channel: [2])" } },
+		{ "cumsum_axis", VNPU_ERROR_INVALID_MODEL, { "'cumsum_axis' (CumSum)", "axis 2 out of range for rank 2" } },
 		{ "pad_reflect_wide", VNPU_ERROR_NOT_SUPPORTED,
 		  { "'pad_reflect_wide' (Pad)", "reflect pads of dimension 1 beyond its 4 elements" } },
 		{ "concat_inputs", VNPU_ERROR_NOT_SUPPORTED,
@@ -683,6 +684,14 @@ TEST_F(graph, pools_3d_match_numpy)
 		TH_LOG("%s", models[i]);
 		run_model(_metadata, self, models[i], 1);
 	}
+}
+
+/* CumSum, float (exclusive, reverse) and int32 past 2^24, against numpy. */
+TEST_F(graph, cumsum_matches_numpy)
+{
+	run_model(_metadata, self, "cumsum", 1);
+	run_model(_metadata, self, "cumsum_exclusive_reverse", 1);
+	run_model(_metadata, self, "cumsum_int", 1);
 }
 
 /* Pad in reflect and edge modes over three axes against numpy.pad. */

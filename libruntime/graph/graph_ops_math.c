@@ -28,6 +28,7 @@
  *   ArgMax ArgMin   T_ARGMAX, T_ARGMIN, the int32 indices widened to int64
  *   TopK            T_TOPK (uAPI 1.7) into the values and int32 indices,
  *                   widened to int64 as ArgMax's
+ *   CumSum          one T_DOT with a constant triangular matrix
  *   Erf             x p(x^2) / q(x^2) on x clamped to [-4, 4]: the rational
  *                   approximation of Eigen and XLA, within 4e-7 relative
  *   LayerNormalization, InstanceNormalization: mean and variance per row
@@ -1003,6 +1004,95 @@ static int op_topk(struct gbuild *b, struct gnode *n)
 	return status;
 }
 
+/* Longest CumSum axis: its triangular matrix has the square of it. */
+#define CUMSUM_MAX_AXIS 2048
+
+/*
+ * CumSum: one T_DOT of x along the axis with a constant triangular matrix
+ * U (U[j][i] = 1 where x[j] counts into y[i]: j <= i, j < i exclusive,
+ * j >= i reverse), so y[i] adds the x[j] in order, as a running sum does,
+ * plus zeros. fp32 U for float x; int8 U for int32 x, whose integer DOT
+ * sums exactly (position ids from a mask).
+ */
+static int op_cumsum(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "exclusive", "reverse", NULL };
+	int64_t excl = gop_attr_int(n, "exclusive", 0), rev = gop_attr_int(n, "reverse", 0);
+	uint64_t outer, inner;
+	int64_t axis, len, shape[2];
+	struct gtensor *x, *ax;
+	const void *av;
+	char name[64];
+	int integer, u, status;
+	void *tri;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 2, 2)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	integer = x->dtype == VNPU_DTYPE_INT32;
+	if (!integer && (status = gop_need_float(b, n, 0)))
+		return status;
+	ax = gop_in(b, n, 1);
+	av = gop_const_data(b, n->in[1]);
+	if (!av || ax->count != 1 ||
+	    (ax->dtype != VNPU_DTYPE_INT64 && ax->dtype != VNPU_DTYPE_INT32))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "axis must be a constant int32 or int64 scalar");
+	if ((excl != 0 && excl != 1) || (rev != 0 && rev != 1))
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "exclusive %lld and reverse %lld (0 or 1)",
+				 (long long)excl, (long long)rev);
+	axis = (int64_t)gb_const_value(ax->dtype, av, 0);
+	if (!x->rank || axis < -(int64_t)x->rank || axis >= (int64_t)x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "axis %lld out of range for rank %u",
+				 (long long)axis, x->rank);
+	if (axis < 0)
+		axis += x->rank;
+	len = x->dims[axis];
+	if (len > CUMSUM_MAX_AXIS)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "an axis of %lld elements (at most %d)",
+				 (long long)len, CUMSUM_MAX_AXIS);
+	status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	tri = calloc((size_t)(len * len), integer ? 1 : sizeof(float));
+	if (!tri)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t j = 0; j < len; j++)
+		for (int64_t i = 0; i < len; i++) {
+			int in = rev ? (excl ? j > i : j >= i) : (excl ? j < i : j <= i);
+
+			if (!in)
+				continue;
+			if (integer)
+				((int8_t *)tri)[j * len + i] = 1;
+			else
+				((float *)tri)[j * len + i] = 1.0f;
+		}
+	snprintf(name, sizeof(name), "\x01cumsum.%d", n->index);
+	shape[0] = len;
+	shape[1] = len;
+	status = gb_add_weight(b, name, integer ? VNPU_DTYPE_INT8 : VNPU_DTYPE_FLOAT, 2, shape, tri,
+			       &u);
+	free(tri);
+	if (status != VNPU_SUCCESS)
+		return status;
+	x = gop_in(b, n, 0);
+	outer = gop_prod(x->dims, 0, (uint32_t)axis);
+	inner = gop_prod(x->dims, (uint32_t)axis + 1, x->rank);
+	{
+		/* (outer, i, inner, j), the sum over j. */
+		const int64_t dot[4] = { (int64_t)outer, len, (int64_t)inner, len };
+		const uint64_t sa[4] = { (uint64_t)len * inner, 0, 1, inner };
+		const uint64_t sb[4] = { 0, 1, 0, (uint64_t)len };
+		const uint64_t sc[4] = { (uint64_t)len * inner, inner, 1, 0 };
+
+		return gop_launch_nd(b, n, VNPU_OP_T_DOT, 4, dot, 1u << 3, n->in[0], sa, u, sb,
+				     n->out[0], sc);
+	}
+}
+
 /* Horner's rule: C = (((c[0] u + c[1]) u + c[2]) ...) over @count coefficients. */
 static int horner(struct gbuild *b, const struct gnode *n, int u, const float *c, int count, int tc)
 {
@@ -1216,6 +1306,7 @@ const struct gop_map gop_math_ops[] = {
 	{ "ReduceLogSum", op_reduce_more, 1 }, { "ReduceLogSumExp", op_reduce_more, 1 },
 	{ "Softplus", op_softplus, 1 }, { "ThresholdedRelu", op_thresholded_relu, 10 },
 	{ "Shrink", op_shrink, 9 }, { "Sign", op_sign, 9 }, { "LRN", op_lrn, 1 }, { "ArgMax", op_arg, 1 }, { "ArgMin", op_arg, 1 },
+	{ "CumSum", op_cumsum, 11 },
 	{ "TopK", op_topk, 1 },
 	{ "Erf", op_erf, 9 }, { "LayerNormalization", op_layer_norm, 17 },
 	{ "InstanceNormalization", op_instance_norm, 6 },

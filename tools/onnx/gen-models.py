@@ -699,6 +699,32 @@ def pads(out, rng):
         write_set(out, name, [("x", x)], [("y", y)], {})
 
 
+def cumsums(out, rng):
+    """CumSum against numpy: float along an inner axis, exclusive and
+    reverse along the last, and int32 position ids from a 0/1 mask."""
+    cases = (("cumsum", np.float32, (3, 5, 4), 1, 0, 0),
+             ("cumsum_exclusive_reverse", np.float32, (3, 5, 4), -1, 1, 1),
+             ("cumsum_int", np.int32, (2, 9), 1, 0, 0))
+    for name, dt, shape, axis, excl, rev in cases:
+        if dt == np.int32:
+            x = (rng.rand(*shape) > 0.3).astype(np.int32) * 4000000
+        else:
+            x = rng.standard_normal(shape).astype(np.float32)
+        v = np.flip(x, axis) if rev else x
+        y = np.cumsum(v, axis=axis, dtype=np.float64 if dt != np.int32 else np.int64)
+        if excl:
+            y = y - v
+        y = (np.flip(y, axis) if rev else y).astype(dt)
+        t = TensorProto.INT32 if dt == np.int32 else TensorProto.FLOAT
+        g = helper.make_graph([helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=excl,
+                                                reverse=rev)], name,
+                              [helper.make_tensor_value_info("x", t, list(shape))],
+                              [helper.make_tensor_value_info("y", t, list(shape))],
+                              [numpy_helper.from_array(np.array(axis, np.int64), "axis")])
+        save(model(g), os.path.join(out, name + ".onnx"))
+        write_set(out, name, [("x", x)], [("y", y)], {})
+
+
 def bad_operators(d, x):
     """One model per bad attribute or shape of an operator: bad/op_NAME.onnx."""
     any_y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
@@ -813,6 +839,7 @@ def bad_operators(d, x):
     one("qlinearmatmul_scale", "QLinearMatMul", ["qa", "s3", "qz1", "qb", "s", "qz1", "s", "qz1"],
         {"qa": u8(2, 3), "qb": u8(3, 2), "s3": f32(0.1, 0.2, 0.3), "s": f32(0.1), "qz1": u8(1)})
     one("concat_inputs", "Concat", ["x"] * 257, {}, axis=0)
+    one("cumsum_axis", "CumSum", ["x", "a"], {"a": i64(2)})
     one("pad_reflect_wide", "Pad", ["x", "p"], {"p": i64(0, 4, 0, 0)}, mode="reflect")
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
@@ -871,6 +898,7 @@ def main():
     pools_3d(out, rng)
     variadic(out, rng)
     pads(out, rng)
+    cumsums(out, rng)
     convs_3d(out, rng)
     quant_per_axis(out, rng)
     range_and_resize(out, rng)
