@@ -1390,50 +1390,123 @@ static int op_castlike(struct gbuild *b, struct gnode *n)
 	return cast_to(b, n, gop_in(b, n, 1)->dtype);
 }
 
-/* Most index tuples of a ScatterND: each run of them is one device command. */
+/* Most index tuples of a ScatterND, ScatterElements or GatherND. */
 #define SCATTER_MAX_TUPLES 65536
 
 /*
+ * Moves @count slices of @slice elements from tensor @src at element
+ * offsets @so[j] to @dst at @dco[j], in the order of j: T_COPY, or with
+ * T_ADD or T_MUL @dst's slice combined with @src's in place. Each run of
+ * slices consecutive in both is one device command.
+ */
+static int move_runs(struct gbuild *b, const struct gnode *n, enum vnpu_op op, int src,
+		     const uint64_t *so, int dst, const uint64_t *dco, uint64_t count,
+		     uint64_t slice)
+{
+	int status = VNPU_SUCCESS;
+
+	for (uint64_t j = 0, run; j < count && status == VNPU_SUCCESS; j += run) {
+		int64_t len;
+		struct tlaunch l;
+
+		for (run = 1; j + run < count && so[j + run] == so[j] + run * slice &&
+			      dco[j + run] == dco[j] + run * slice; run++)
+			;
+		len = (int64_t)(run * slice);
+		gop_tl_init(&l, op, 1, &len);
+		l.sa[0] = l.sb[0] = l.sc[0] = 1;
+		if (op == VNPU_OP_T_COPY) {
+			l.ta = src;
+			l.oa = so[j];
+		} else {
+			l.ta = dst;
+			l.oa = dco[j];
+			l.tb = src;
+			l.ob = so[j];
+		}
+		l.tc = dst;
+		l.oc = dco[j];
+		status = gop_tl_emit(b, n, &l);
+	}
+	return status;
+}
+
+/* The "reduction" of ScatterND and ScatterElements (operator set 16). */
+static int scatter_reduction(struct gbuild *b, const struct gnode *n, enum vnpu_op *op)
+{
+	char red[16];
+
+	gop_attr_str(n, "reduction", red, sizeof(red));
+	*op = VNPU_OP_T_COPY;
+	if (!strcmp(red, "add") || !strcmp(red, "mul"))
+		*op = red[0] == 'a' ? VNPU_OP_T_ADD : VNPU_OP_T_MUL;
+	else if (red[0] && strcmp(red, "none"))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "reduction '%s' not supported (none, add and mul are)", red);
+	return *op == VNPU_OP_T_COPY ? VNPU_SUCCESS : gop_need_float(b, n, 0);
+}
+
+/*
+ * The element offsets in a tensor of @dims of the @tuples index tuples of
+ * @k indices each in @idx (negative from the end), after @base[j]; fails
+ * naming the node for an index out of range.
+ */
+static int tuple_offsets(const struct gnode *n, const int64_t *dims, uint32_t rank,
+			 uint32_t first, const int64_t *idx, uint64_t tuples, uint64_t k,
+			 uint64_t *off)
+{
+	uint64_t st[MAX_RANK];
+
+	gop_dense(dims, rank, st);
+	for (uint64_t j = 0; j < tuples; j++)
+		for (uint64_t d = 0; d < k; d++) {
+			int64_t i = idx[j * k + d], dim = dims[first + d];
+
+			if (i < -dim || i >= dim)
+				return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+						 "index %lld out of range 0..%lld", (long long)i,
+						 (long long)dim - 1);
+			off[j] += (uint64_t)(i < 0 ? i + dim : i) * st[first + d];
+		}
+	return VNPU_SUCCESS;
+}
+
+/* Constant int64 indices of input 1, or the reason they are refused. */
+static const int64_t *const_indices(struct gbuild *b, const struct gnode *n, size_t *count)
+{
+	const int64_t *idx = gop_const_ints(b, n, 1, count);
+
+	if (!idx)
+		node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+			  "indices must be a constant int64 tensor (given at load)");
+	return idx;
+}
+
+/*
  * ScatterND with constant indices: the data copied to the output, then
- * each run of index tuples whose slices are consecutive in the output
- * one T_COPY of the updates (reduction "none"), or one T_ADD or T_MUL of
- * the output and the updates into the output ("add", "mul", operator set
- * 16), in the order of the tuples.
+ * each index tuple's slice of the updates moved in (move_runs()), in the
+ * order of the tuples.
  */
 static int op_scatter_nd(struct gbuild *b, struct gnode *n)
 {
 	static const char *const allowed[] = { "reduction", NULL };
-	uint64_t st[MAX_RANK], dense[MAX_RANK], slice, tuples, k, run_start = 0, run_oc = 0;
-	int64_t shape[MAX_RANK];
+	uint64_t st[MAX_RANK], slice, tuples, k, *so = NULL, *dco = NULL;
 	struct gtensor *x, *ind, *upd;
-	enum vnpu_op op = VNPU_OP_T_COPY;
+	enum vnpu_op op;
 	const int64_t *idx;
-	uint32_t srank;
-	char red[16];
 	size_t count;
 	int status;
 
 	if ((status = gop_check_attrs(n, b->opset >= 16 ? allowed : NULL)) ||
 	    (status = gop_need_inputs(n, 3, 3)) || (status = gop_need_movable(b, n, 0)) ||
-	    (status = gop_single_output(n)))
-		return status;
-	gop_attr_str(n, "reduction", red, sizeof(red));
-	if (!red[0])
-		strcpy(red, "none");
-	if (!strcmp(red, "add") || !strcmp(red, "mul"))
-		op = red[0] == 'a' ? VNPU_OP_T_ADD : VNPU_OP_T_MUL;
-	else if (strcmp(red, "none"))
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "reduction '%s' not supported (none, add and mul are)", red);
-	if (op != VNPU_OP_T_COPY && (status = gop_need_float(b, n, 0)))
+	    (status = gop_single_output(n)) || (status = scatter_reduction(b, n, &op)))
 		return status;
 	x = gop_in(b, n, 0);
 	ind = gop_in(b, n, 1);
 	upd = gop_in(b, n, 2);
-	idx = gop_const_ints(b, n, 1, &count);
+	idx = const_indices(b, n, &count);
 	if (!idx)
-		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
-				 "indices must be a constant int64 tensor (given at load)");
+		return VNPU_ERROR_NOT_SUPPORTED;
 	if (upd->dtype != x->dtype)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
 				 "updates of element type %d, the data's is %d", upd->dtype, x->dtype);
@@ -1458,57 +1531,274 @@ static int op_scatter_nd(struct gbuild *b, struct gnode *n)
 	if (tuples > SCATTER_MAX_TUPLES)
 		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%llu index tuples (at most %d)",
 				 (unsigned long long)tuples, SCATTER_MAX_TUPLES);
-	gop_dense(x->dims, x->rank, st);
-	for (uint64_t j = 0; j < count; j++) {
-		int64_t dim = x->dims[j % k];
-
-		if (idx[j] < -dim || idx[j] >= dim)
-			return node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range 0..%lld",
-					 (long long)idx[j], (long long)dim - 1);
+	slice = gop_prod(x->dims, (uint32_t)k, x->rank);
+	so = calloc(tuples ? tuples : 1, sizeof(*so));
+	dco = calloc(tuples ? tuples : 1, sizeof(*dco));
+	status = so && dco ? VNPU_SUCCESS : VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	if (status == VNPU_SUCCESS)
+		status = tuple_offsets(n, x->dims, x->rank, 0, idx, tuples, k, dco);
+	for (uint64_t j = 0; j < tuples; j++)
+		if (so)
+			so[j] = j * slice;
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS) {
+		x = gop_in(b, n, 0);
+		gop_dense(x->dims, x->rank, st);
+		status = gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
 	}
-	status = gop_set_out(b, n, 0, x->rank, x->dims);
-	if (status != VNPU_SUCCESS)
+	if (status == VNPU_SUCCESS)
+		status = move_runs(b, n, op, n->in[2], so, n->out[0], dco, tuples, slice);
+	free(so);
+	free(dco);
+	return status;
+}
+
+/*
+ * ScatterElements (and Scatter, its name before operator set 11) with
+ * constant indices: the data copied to the output, then each update
+ * element moved to its place (the indices' position with the axis
+ * replaced by the index), in row-major order of the indices.
+ */
+static int op_scatter_elements(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed_old[] = { "axis", NULL };
+	static const char *const allowed[] = { "axis", "reduction", NULL };
+	uint64_t st[MAX_RANK], *so = NULL, *dco = NULL;
+	int64_t pos[MAX_RANK] = { 0 };
+	struct gtensor *x, *ind, *upd;
+	const int64_t *idx;
+	uint32_t axis = 0;
+	enum vnpu_op op;
+	size_t count;
+	int status;
+
+	if ((status = gop_check_attrs(n, b->opset >= 16 ? allowed : allowed_old)) ||
+	    (status = gop_need_inputs(n, 3, 3)) || (status = gop_need_movable(b, n, 0)) ||
+	    (status = gop_single_output(n)) || (status = scatter_reduction(b, n, &op)))
 		return status;
 	x = gop_in(b, n, 0);
-	status = gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
-	slice = gop_prod(x->dims, (uint32_t)k, x->rank);
-	/* Each run of slices consecutive in the output: one command. */
-	for (uint64_t j = 0; j <= tuples && status == VNPU_SUCCESS; j++) {
-		uint64_t oc = 0;
+	ind = gop_in(b, n, 1);
+	upd = gop_in(b, n, 2);
+	status = axis_of(n, gop_attr_int(n, "axis", 0), x->rank, &axis);
+	if (status != VNPU_SUCCESS)
+		return status;
+	idx = const_indices(b, n, &count);
+	if (!idx)
+		return VNPU_ERROR_NOT_SUPPORTED;
+	if (upd->dtype != x->dtype)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "updates of element type %d, the data's is %d", upd->dtype, x->dtype);
+	if (ind->rank != x->rank || upd->rank != x->rank)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "indices and updates of rank %u and %u, the data's is %u", ind->rank,
+				 upd->rank, x->rank);
+	for (uint32_t d = 0; d < x->rank; d++)
+		if (upd->dims[d] != ind->dims[d] || (d != axis && ind->dims[d] > x->dims[d]))
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "indices' dimension %u is %lld: updates' %lld, at most the data's %lld",
+					 d, (long long)ind->dims[d], (long long)upd->dims[d],
+					 (long long)x->dims[d]);
+	if (count > SCATTER_MAX_TUPLES)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%zu indices (at most %d)", count,
+				 SCATTER_MAX_TUPLES);
+	so = calloc(count ? count : 1, sizeof(*so));
+	dco = calloc(count ? count : 1, sizeof(*dco));
+	if (!so || !dco) {
+		free(so);
+		free(dco);
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	}
+	gop_dense(x->dims, x->rank, st);
+	for (size_t j = 0; j < count && status == VNPU_SUCCESS; j++) {
+		int64_t i = idx[j], dim = x->dims[axis];
 
-		for (uint64_t d = 0; j < tuples && d < k; d++) {
-			int64_t i = idx[j * k + d];
-
-			oc += (uint64_t)(i < 0 ? i + x->dims[d] : i) * st[d];
+		if (i < -dim || i >= dim) {
+			status = node_fail(n, VNPU_ERROR_INVALID_MODEL, "index %lld out of range 0..%lld",
+					   (long long)i, (long long)dim - 1);
+			break;
 		}
-		if (j > run_start && j < tuples && oc == run_oc + (j - run_start) * slice)
-			continue;
-		if (j > run_start) {
-			struct tlaunch l;
-
-			srank = 1;
-			shape[0] = (int64_t)((j - run_start) * slice);
-			gop_dense(shape, srank, dense);
-			gop_tl_init(&l, op, srank, shape);
-			if (op == VNPU_OP_T_COPY) {
-				l.ta = n->in[2];
-				l.oa = run_start * slice;
-				memcpy(l.sa, dense, sizeof(dense));
-			} else {
-				l.ta = n->out[0];
-				l.oa = run_oc;
-				memcpy(l.sa, dense, sizeof(dense));
-				l.tb = n->in[2];
-				l.ob = run_start * slice;
-				memcpy(l.sb, dense, sizeof(dense));
-			}
-			l.tc = n->out[0];
-			l.oc = run_oc;
-			memcpy(l.sc, dense, sizeof(dense));
-			status = gop_tl_emit(b, n, &l);
+		so[j] = j;
+		for (uint32_t d = 0; d < x->rank; d++)
+			dco[j] += (uint64_t)(d == axis ? (i < 0 ? i + dim : i) : pos[d]) * st[d];
+		for (uint32_t d = x->rank; d-- > 0;) {
+			if (++pos[d] < ind->dims[d])
+				break;
+			pos[d] = 0;
 		}
-		run_start = j;
-		run_oc = oc;
+	}
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, x->rank, x->dims);
+	if (status == VNPU_SUCCESS) {
+		x = gop_in(b, n, 0);
+		status = gop_copy(b, n, x->rank, x->dims, n->in[0], 0, st, n->out[0], 0, st);
+	}
+	if (status == VNPU_SUCCESS)
+		status = move_runs(b, n, op, n->in[2], so, n->out[0], dco, count, 1);
+	free(so);
+	free(dco);
+	return status;
+}
+
+/*
+ * GatherND with constant indices: each index tuple's slice of the data
+ * (within its batch, the first @batch_dims dimensions shared by the data
+ * and the indices) moved to its place in the output.
+ */
+static int op_gather_nd(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "batch_dims", NULL };
+	int64_t bd = gop_attr_int(n, "batch_dims", 0), dims[MAX_RANK];
+	uint64_t slice, tuples, per_batch, batches, k, *so = NULL, *dco = NULL, bstride;
+	struct gtensor *x, *ind;
+	const int64_t *idx;
+	uint32_t rank = 0;
+	size_t count;
+	int status;
+
+	if ((status = gop_check_attrs(n, b->opset >= 12 ? allowed : NULL)) ||
+	    (status = gop_need_inputs(n, 2, 2)) || (status = gop_need_movable(b, n, 0)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	x = gop_in(b, n, 0);
+	ind = gop_in(b, n, 1);
+	idx = const_indices(b, n, &count);
+	if (!idx)
+		return VNPU_ERROR_NOT_SUPPORTED;
+	k = ind->rank ? (uint64_t)ind->dims[ind->rank - 1] : 0;
+	if (bd < 0 || !ind->rank || bd >= ind->rank || bd >= x->rank || !k ||
+	    k > x->rank - (uint64_t)bd)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "indices' last dimension %llu and batch_dims %lld for data of rank %u",
+				 (unsigned long long)k, (long long)bd, x->rank);
+	for (int64_t d = 0; d < bd; d++)
+		if (ind->dims[d] != x->dims[d])
+			return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+					 "batch dimension %lld differs: %lld and %lld", (long long)d,
+					 (long long)ind->dims[d], (long long)x->dims[d]);
+	/* batch dims, indices' dims to the last, data's past bd + k. */
+	for (uint32_t d = 0; d < ind->rank - 1; d++)
+		dims[rank++] = ind->dims[d];
+	for (uint64_t d = (uint64_t)bd + k; d < x->rank; d++)
+		dims[rank++] = x->dims[d];
+	if (rank > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "output of more than %d dimensions",
+				 MAX_RANK);
+	tuples = count / k;
+	if (tuples > SCATTER_MAX_TUPLES)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED, "%llu index tuples (at most %d)",
+				 (unsigned long long)tuples, SCATTER_MAX_TUPLES);
+	batches = gop_prod(x->dims, 0, (uint32_t)bd);
+	per_batch = batches ? tuples / batches : 0;
+	bstride = gop_prod(x->dims, (uint32_t)bd, x->rank);
+	slice = gop_prod(x->dims, (uint32_t)(bd + k), x->rank);
+	so = calloc(tuples ? tuples : 1, sizeof(*so));
+	dco = calloc(tuples ? tuples : 1, sizeof(*dco));
+	status = so && dco ? VNPU_SUCCESS : VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (uint64_t j = 0; j < tuples && status == VNPU_SUCCESS; j++) {
+		so[j] = (j / per_batch) * bstride;
+		dco[j] = j * slice;
+	}
+	if (status == VNPU_SUCCESS)
+		status = tuple_offsets(n, x->dims + bd, x->rank - (uint32_t)bd, 0, idx, tuples, k,
+				       so);
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, rank, dims);
+	if (status == VNPU_SUCCESS)
+		status = move_runs(b, n, VNPU_OP_T_COPY, n->in[0], so, n->out[0], dco, tuples,
+				   slice);
+	free(so);
+	free(dco);
+	return status;
+}
+
+/*
+ * OneHot with constant indices and depth: a constant bool mask of the
+ * output's shape (1 where the position along the axis is the index,
+ * negative ones counted from the end, none for an index out of range);
+ * the output filled with values[0] (the off value), then T_WHERE of the
+ * mask writes values[1].
+ */
+static int op_one_hot(struct gbuild *b, struct gnode *n)
+{
+	static const char *const allowed[] = { "axis", NULL };
+	int64_t dims[MAX_RANK], depth, outer, inner;
+	uint64_t zero[MAX_RANK] = { 0 }, sc[MAX_RANK];
+	struct gtensor *ind, *dep, *val, *y;
+	const void *dv, *iv;
+	uint32_t rank, axis = 0;
+	char name[64];
+	uint8_t *mask;
+	int mid, status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 3, 3)) ||
+	    (status = gop_single_output(n)))
+		return status;
+	ind = gop_in(b, n, 0);
+	dep = gop_in(b, n, 1);
+	val = gop_in(b, n, 2);
+	/* The output is of the values' type, moved bit exactly. */
+	if (!gb_is_io_type(val->dtype))
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "values of element type %d not supported (float, float16, int8, uint8, int32 and bool are)",
+				 val->dtype);
+	iv = gop_const_data(b, n->in[0]);
+	dv = gop_const_data(b, n->in[1]);
+	if (!iv || !dv)
+		return node_fail(n, VNPU_ERROR_NOT_SUPPORTED,
+				 "indices and depth: each must be a constant (given at load)");
+	if (dep->count != 1 || val->count != 2)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "depth of %llu elements and values of %llu (1 and 2 expected)",
+				 (unsigned long long)dep->count, (unsigned long long)val->count);
+	depth = (int64_t)gb_const_value(dep->dtype, dv, 0);
+	rank = ind->rank + 1;
+	if (depth < 1 || depth > (1 << 24) || rank > MAX_RANK)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL, "depth %lld for indices of rank %u",
+				 (long long)depth, ind->rank);
+	status = axis_of(n, gop_attr_int(n, "axis", -1), rank, &axis);
+	if (status != VNPU_SUCCESS)
+		return status;
+	for (uint32_t d = 0, e = 0; d < rank; d++)
+		dims[d] = d == axis ? depth : ind->dims[e++];
+	outer = (int64_t)gop_prod(ind->dims, 0, axis);
+	inner = (int64_t)gop_prod(ind->dims, axis, ind->rank);
+	mask = calloc((size_t)(outer * depth * inner) + 1, 1);
+	if (!mask)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	for (int64_t o = 0; o < outer; o++)
+		for (int64_t i = 0; i < inner; i++) {
+			/* A fraction truncates, as the reference's cast does. */
+			int64_t k = (int64_t)gb_const_value(ind->dtype, iv,
+							    (uint64_t)(o * inner + i));
+
+			if (k < 0)
+				k += depth;
+			if (k >= 0 && k < depth)
+				mask[(o * depth + k) * inner + i] = 1;
+		}
+	snprintf(name, sizeof(name), "\x01onehot.%d", n->index);
+	status = gb_add_weight(b, name, VNPU_DTYPE_BOOL, rank, dims, mask, &mid);
+	free(mask);
+	if (status == VNPU_SUCCESS)
+		status = gop_set_out(b, n, 0, rank, dims);
+	if (status != VNPU_SUCCESS)
+		return status;
+	y = &b->tensors[n->out[0]];
+	gb_set_shape(y, gop_in(b, n, 2)->dtype, rank, dims);
+	gop_dense(dims, rank, sc);
+	status = gop_copy(b, n, rank, dims, n->in[2], 0, zero, n->out[0], 0, sc);
+	if (status == VNPU_SUCCESS) {
+		struct tlaunch l;
+
+		gop_tl_init(&l, VNPU_OP_T_WHERE, rank, dims);
+		l.ta = n->in[2];
+		l.oa = 1;
+		l.tb = mid;
+		memcpy(l.sb, sc, sizeof(sc));
+		l.tc = n->out[0];
+		memcpy(l.sc, sc, sizeof(sc));
+		status = gop_tl_emit(b, n, &l);
 	}
 	return status;
 }
@@ -1521,5 +1811,7 @@ const struct gop_map gop_data_ops[] = {
 	{ "Cast", op_cast, 6 }, { "CastLike", op_castlike, 15 }, { "EyeLike", op_eyelike, 9 },
 	{ "Trilu", op_trilu, 14 }, { "Resize", op_resize, 11 },
 	{ "Upsample", op_resize, 7 }, { "ScatterND", op_scatter_nd, 11 },
+	{ "ScatterElements", op_scatter_elements, 11 }, { "Scatter", op_scatter_elements, 9 },
+	{ "GatherND", op_gather_nd, 11 }, { "OneHot", op_one_hot, 9 },
 	{ NULL, NULL, 0 },
 };

@@ -840,6 +840,12 @@ def bad_operators(d, x):
         {"qa": u8(2, 3), "qb": u8(3, 2), "s3": f32(0.1, 0.2, 0.3), "s": f32(0.1), "qz1": u8(1)})
     one("concat_inputs", "Concat", ["x"] * 257, {}, axis=0)
     one("cumsum_axis", "CumSum", ["x", "a"], {"a": i64(2)})
+    one("scatter_elements_index", "ScatterElements", ["x", "i", "u"],
+        {"i": np.array([[0, 5]], np.int64), "u": np.ones((1, 2), np.float32)}, axis=1)
+    one("gathernd_batch", "GatherND", ["x", "i"], {"i": np.zeros((3, 1), np.int64)},
+        batch_dims=1)
+    one("onehot_depth", "OneHot", ["i", "d", "v"],
+        {"i": i64(0, 1), "d": i64(0), "v": f32(0, 1)})
     one("pad_reflect_wide", "Pad", ["x", "p"], {"p": i64(0, 4, 0, 0)}, mode="reflect")
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
