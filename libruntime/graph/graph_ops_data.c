@@ -1483,6 +1483,31 @@ static const int64_t *const_indices(struct gbuild *b, const struct gnode *n, siz
 }
 
 /*
+ * What ScatterND and ScatterElements share: their inputs, the reduction,
+ * the constant indices and the updates' type (the data's).
+ */
+static int scatter_prologue(struct gbuild *b, const struct gnode *n, const char *const *allowed,
+			    enum vnpu_op *op, const int64_t **idx, size_t *count)
+{
+	struct gtensor *x, *upd;
+	int status;
+
+	if ((status = gop_check_attrs(n, allowed)) || (status = gop_need_inputs(n, 3, 3)) ||
+	    (status = gop_need_movable(b, n, 0)) || (status = gop_single_output(n)) ||
+	    (status = scatter_reduction(b, n, op)))
+		return status;
+	x = gop_in(b, n, 0);
+	upd = gop_in(b, n, 2);
+	*idx = const_indices(b, n, count);
+	if (!*idx)
+		return VNPU_ERROR_NOT_SUPPORTED;
+	if (upd->dtype != x->dtype)
+		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
+				 "updates of element type %d, the data's is %d", upd->dtype, x->dtype);
+	return VNPU_SUCCESS;
+}
+
+/*
  * ScatterND with constant indices: the data copied to the output, then
  * each index tuple's slice of the updates moved in (move_runs()), in the
  * order of the tuples.
@@ -1497,19 +1522,12 @@ static int op_scatter_nd(struct gbuild *b, struct gnode *n)
 	size_t count;
 	int status;
 
-	if ((status = gop_check_attrs(n, b->opset >= 16 ? allowed : NULL)) ||
-	    (status = gop_need_inputs(n, 3, 3)) || (status = gop_need_movable(b, n, 0)) ||
-	    (status = gop_single_output(n)) || (status = scatter_reduction(b, n, &op)))
+	status = scatter_prologue(b, n, b->opset >= 16 ? allowed : NULL, &op, &idx, &count);
+	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, 0);
 	ind = gop_in(b, n, 1);
 	upd = gop_in(b, n, 2);
-	idx = const_indices(b, n, &count);
-	if (!idx)
-		return VNPU_ERROR_NOT_SUPPORTED;
-	if (upd->dtype != x->dtype)
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
-				 "updates of element type %d, the data's is %d", upd->dtype, x->dtype);
 	k = ind->rank ? (uint64_t)ind->dims[ind->rank - 1] : 0;
 	if (!ind->rank || !k || k > x->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
@@ -1573,9 +1591,8 @@ static int op_scatter_elements(struct gbuild *b, struct gnode *n)
 	size_t count;
 	int status;
 
-	if ((status = gop_check_attrs(n, b->opset >= 16 ? allowed : allowed_old)) ||
-	    (status = gop_need_inputs(n, 3, 3)) || (status = gop_need_movable(b, n, 0)) ||
-	    (status = gop_single_output(n)) || (status = scatter_reduction(b, n, &op)))
+	status = scatter_prologue(b, n, b->opset >= 16 ? allowed : allowed_old, &op, &idx, &count);
+	if (status != VNPU_SUCCESS)
 		return status;
 	x = gop_in(b, n, 0);
 	ind = gop_in(b, n, 1);
@@ -1583,12 +1600,6 @@ static int op_scatter_elements(struct gbuild *b, struct gnode *n)
 	status = axis_of(n, gop_attr_int(n, "axis", 0), x->rank, &axis);
 	if (status != VNPU_SUCCESS)
 		return status;
-	idx = const_indices(b, n, &count);
-	if (!idx)
-		return VNPU_ERROR_NOT_SUPPORTED;
-	if (upd->dtype != x->dtype)
-		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
-				 "updates of element type %d, the data's is %d", upd->dtype, x->dtype);
 	if (ind->rank != x->rank || upd->rank != x->rank)
 		return node_fail(n, VNPU_ERROR_INVALID_MODEL,
 				 "indices and updates of rank %u and %u, the data's is %u", ind->rank,
