@@ -1161,7 +1161,21 @@ TEST_F_TIMEOUT(fuzz, random_and_structured_ioctls, 86400)
 	/* A timeout during the run may have left the device needing a reset. */
 	vnpu_sysfs_write(self->fd, "reset", "1");
 	{
+		/*
+		 * The run may have set this process's own quota to a few
+		 * bytes (a QUOTA_SET of a random limit is one of its moves):
+		 * the valid scenario needs it unlimited again.
+		 */
+		struct drm_vnpu_quota unlimited = {
+			.flags = DRM_VNPU_QUOTA_SET_FLAGS,
+			.soft_limit = DRM_VNPU_QUOTA_UNLIMITED,
+			.hard_limit = DRM_VNPU_QUOTA_UNLIMITED,
+		};
 		struct worker w = { .rng = seed };
+
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_VNPU_QUOTA_SET, &unlimited)) {
+			TH_LOG("QUOTA_SET unlimited: %s", strerror(errno));
+		}
 
 		memset(stats->seen, 0, sizeof(stats->seen));
 		atomic_store(&stats->violations, 0);
