@@ -740,7 +740,9 @@ struct lz_undo {
 struct lz {
 	struct sw *w;
 	uint32_t *parent, *first, *next, *prev, *ghost, *nlive, *endcnt;
+	uint32_t *ord;			/* 1: an ordered node, its children in list order */
 	uint64_t *size;
+	uint64_t *gofs;			/* where the ghost starts, from the node's start */
 	uint32_t nodes, cap, root;
 	struct lz_undo *log;
 	size_t log_n, log_cap;
@@ -749,6 +751,7 @@ struct lz {
 	size_t full_n;
 	uint32_t *used;			/* the hole each starter went to, by index in st */
 	uint32_t *touched;		/* scratch: nodes with buffers ending */
+	uint32_t stuck;			/* a full node no plain hole can take */
 	uint32_t *en_start, *en;	/* buffers by end section */
 };
 
@@ -781,6 +784,19 @@ static int lz_link(struct lz *z, uint32_t p, uint32_t c)
 	return f != LZ_NONE ? lz_set(z, &z->prev[f], c) : 0;
 }
 
+/* Node @c takes the place of @o in its parent's list (@o is left out). */
+static int lz_replace(struct lz *z, uint32_t o, uint32_t c)
+{
+	uint32_t p = z->parent[o], a = z->prev[o], b = z->next[o];
+
+	if (lz_set(z, &z->parent[c], p) || lz_set(z, &z->prev[c], a) ||
+	    lz_set(z, &z->next[c], b))
+		return -1;
+	if (a != LZ_NONE ? lz_set(z, &z->next[a], c) : lz_set(z, &z->first[p], c))
+		return -1;
+	return b != LZ_NONE ? lz_set(z, &z->prev[b], c) : 0;
+}
+
 static int lz_unlink(struct lz *z, uint32_t c)
 {
 	uint32_t p = z->prev[c], n = z->next[c];
@@ -801,13 +817,16 @@ static uint32_t lz_group(struct lz *z, uint64_t size)
 	z->parent[g] = z->first[g] = z->next[g] = z->prev[g] = z->ghost[g] = LZ_NONE;
 	z->nlive[g] = 0;
 	z->endcnt[g] = 0;
+	z->ord[g] = 0;
+	z->gofs[g] = 0;
 	z->size[g] = size;
 	return g;
 }
 
 /*
- * Hash of the live tree below @v, the same for every order of its groups:
- * what follows a section depends only on the section and this tree.
+ * Hash of the live tree below @v, the same for every order of its groups
+ * (not of its ordered nodes): what follows a section depends only on the
+ * section and this tree.
  */
 static uint64_t lz_hash(const struct lz *z, uint32_t v)
 {
@@ -815,12 +834,21 @@ static uint64_t lz_hash(const struct lz *z, uint32_t v)
 
 	if (v < z->w->pb->n)
 		return vnpu_plan_mix64(v + 1);
+	if (z->ord[v]) {
+		for (uint32_t c = z->first[v]; c != LZ_NONE; c = z->next[c])
+			h = vnpu_plan_mix64(h ^ lz_hash(z, c)) + 0x9e3779b97f4a7c15ull;
+		return vnpu_plan_mix64(h ^ 0x2545f4914f6cdd1dull);
+	}
 	for (uint32_t c = z->first[v]; c != LZ_NONE; c = z->next[c])
 		h += lz_hash(z, c);
 	return vnpu_plan_mix64(h ^ 0x5bd1e9955bd1e995ull);
 }
 
-/* Offsets from the tree: every group's children in list order, ghosts in place. */
+/*
+ * Offsets from the tree: every group's children in list order, ghosts in
+ * place (a ghost may outgrow its node: a node split by a merge across
+ * groups keeps the ghost of the whole, from where the whole started).
+ */
 static int lz_layout(struct lz *z)
 {
 	size_t n = 0;
@@ -840,7 +868,7 @@ static int lz_layout(struct lz *z)
 
 		if (z->ghost[v] != LZ_NONE) {
 			st[n] = z->ghost[v];
-			at[n++] = o;
+			at[n++] = o + z->gofs[v];
 		}
 		if (v < z->w->pb->n) {
 			z->w->off[v] = o;
@@ -907,8 +935,6 @@ static int lz_apply(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, s
 			if (taken[k] == h &&
 			    (lz_unlink(z, full[k]) || lz_link(z, g, full[k])))
 				goto nomem;
-	} else if (p != LZ_NONE && lz_unlink(z, g)) {
-		goto nomem;
 	}
 	/* Its filling: one starter, or a group of them. */
 	if (np > 1) {
@@ -931,7 +957,7 @@ static int lz_apply(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, s
 		if (lz_set(z, &z->parent[f], LZ_NONE) || lz_set(z, &z->root, f))
 			goto nomem;
 	} else {
-		if (lz_link(z, p, f))
+		if (ng > 1 ? lz_link(z, p, f) : lz_replace(z, g, f))
 			goto nomem;
 		for (uint32_t a = p; a != LZ_NONE; a = z->parent[a])
 			if (lz_set(z, &z->nlive[a], z->nlive[a] + (uint32_t)np - live))
@@ -1010,7 +1036,7 @@ static int lz_hole(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, si
 		if (r != SKS_INFEASIBLE)
 			return r;
 	}
-	for (; p != LZ_NONE && j < nfull && z->parent[full[j]] == p; j++) {
+	for (; p != LZ_NONE && !z->ord[p] && j < nfull && z->parent[full[j]] == p; j++) {
 		if (taken[j])
 			continue;
 		taken[j] = h;
@@ -1043,11 +1069,14 @@ static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, 
 		if (taken[k])
 			continue;
 		for (size_t o = k + 1; alone && o < nfull && z->parent[full[o]] == p; o++)
-			alone = p == LZ_NONE || taken[o];
+			alone = p == LZ_NONE || z->ord[p] || taken[o];
 		for (size_t o = k; alone && o-- > fi && z->parent[full[o]] == p;)
-			alone = p == LZ_NONE || taken[o];
-		if (alone && !lz_can(z, s, z->size[full[k]]))
+			alone = p == LZ_NONE || z->ord[p] || taken[o];
+		if (alone && !lz_can(z, s, z->size[full[k]])) {
+			if (!fi)
+				z->stuck = full[k];
 			return SKS_INFEASIBLE;
+		}
 	}
 	taken[fi] = (uint32_t)fi + 1;
 	r = lz_hole(z, s, full, taken, nfull, (uint32_t)fi + 1, fi + 1, z->size[full[fi]]);
@@ -1066,33 +1095,106 @@ static int lz_before(const struct lz *z, uint32_t a, uint32_t b)
 }
 
 /*
- * After section @s is done: the next section where buffers start, its
- * holes (the maximal full nodes, by group) and their filling.
+ * Full node @x (its parent A not full) and full node @y, a child of A's
+ * parent P: may x go to the edge of A that faces y? Returns 1 for the top
+ * edge (x after the rest of A), 0 for the bottom one, -1 for neither.
  */
-static int lz_section(struct lz *z, uint32_t s)
+static int lz_edge(const struct lz *z, uint32_t x, uint32_t y)
+{
+	uint32_t a = z->parent[x], p = z->parent[a];
+	int hi = 1, lo = 1;
+
+	if (z->ord[a]) {
+		hi = z->next[x] == LZ_NONE;
+		lo = z->prev[x] == LZ_NONE;
+	}
+	if (z->ord[p]) {
+		if (z->next[a] == y)
+			lo = 0;
+		else if (z->prev[a] == y)
+			hi = 0;
+		else
+			hi = lo = 0;
+	}
+	return hi ? 1 : lo ? 0 : -1;
+}
+
+/*
+ * The merge of a PQ-tree's partial node: full node @x leaves its parent A
+ * for the edge facing full node @y (a child of A's parent P), @hi as
+ * lz_edge(). A becomes E (the rest of A, in its order if A is ordered,
+ * with A's ghost, which still starts where A started) next to G, an
+ * ordered node of x and y, x at the E side; E and G replace A and y in
+ * P's order, or form a new ordered node in P's place of them. G is then
+ * one full node, a hole of x and y together.
+ */
+static int lz_merge(struct lz *z, uint32_t x, uint32_t y, int hi)
+{
+	uint32_t a = z->parent[x], p = z->parent[a], e, g, q, c, last;
+
+	e = lz_group(z, z->size[a] - z->size[x]);
+	g = lz_group(z, z->size[x] + z->size[y]);
+	if (e == LZ_NONE || g == LZ_NONE)
+		return -1;
+	z->ord[e] = z->ord[a];
+	z->nlive[e] = z->nlive[a] - z->nlive[x];
+	z->ghost[e] = z->ghost[a];
+	z->gofs[e] = z->gofs[a] - (hi ? 0 : z->size[x]);
+	z->ord[g] = 1;
+	z->nlive[g] = z->nlive[x] + z->nlive[y];
+	for (last = z->first[a]; z->next[last] != LZ_NONE; last = z->next[last])
+		;
+	for (c = last; c != LZ_NONE;) {
+		uint32_t pc = z->prev[c];
+
+		if (c != x && lz_link(z, e, c))
+			return -1;
+		c = pc;
+	}
+	if (z->ord[p]) {
+		if (lz_replace(z, a, e) || lz_replace(z, y, g))
+			return -1;
+	} else {
+		q = lz_group(z, z->size[a] + z->size[y]);
+		if (q == LZ_NONE)
+			return -1;
+		z->ord[q] = 1;
+		z->nlive[q] = z->nlive[a] + z->nlive[y];
+		if (lz_unlink(z, a) || lz_unlink(z, y) ||
+		    lz_link(z, q, hi ? g : e) || lz_link(z, q, hi ? e : g) || lz_link(z, p, q))
+			return -1;
+	}
+	return lz_link(z, g, hi ? y : x) || lz_link(z, g, hi ? x : y) ? -1 : 0;
+}
+
+static uint64_t lz_key(const struct lz *z, uint32_t s)
+{
+	return (vnpu_plan_mix64(s + 1) + lz_hash(z, z->root)) | 1;
+}
+
+/*
+ * The holes of section @s in the tree as it is: its maximal full nodes,
+ * by group, filled as plain holes; when one of them can be neither filled
+ * alone nor joined by a sibling, it is merged across groups with a full
+ * node next to its group, or one at the edge of a neighbouring group
+ * (lz_merge()), and the section is tried again.
+ */
+static int lz_at(struct lz *z, uint32_t s, int again)
 {
 	struct sw *w = z->w;
-	const struct sks_problem *pb = w->pb;
-	size_t nt = 0, nfull = 0, base = z->full_n;
-	uint64_t key, *slot;
-	uint32_t *full, *taken;
+	size_t nt = 0, nfull = 0, base = z->full_n, nc = 0;
+	uint32_t *full, *taken, *cand, k;
+	uint64_t key = 0, *slot = NULL;
 	int r;
 
-	do
-		s++;
-	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
-	if (s > w->deepest) {
-		w->deepest = s;
-		w->gain = vnpu_plan_cpu_ns();
+	if (again) {
+		if (sw_stop(w))
+			return SKS_TIMEOUT;
+		key = lz_key(z, s);
+		slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
+		if (*slot == key)
+			return SKS_INFEASIBLE;
 	}
-	if (!(++w->nodes & 255) && sw_stop(w))
-		return SKS_TIMEOUT;
-	if (s >= pb->nsec)
-		return lz_layout(z) ? SKS_NOMEM : SKS_FOUND;
-	key = (vnpu_plan_mix64(s + 1) + lz_hash(z, z->root)) | 1;
-	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
-	if (*slot == key)
-		return SKS_INFEASIBLE;
 	/* Buffers ending at s: their ancestors count them. */
 	for (uint32_t i = z->en_start[s]; i < z->en_start[s + 1]; i++)
 		for (uint32_t a = z->en[i]; a != LZ_NONE; a = z->parent[a])
@@ -1122,8 +1224,82 @@ static int lz_section(struct lz *z, uint32_t s)
 	}
 	memset(taken, 0, nfull * sizeof(*taken));
 	z->full_n += nfull;
+	z->stuck = LZ_NONE;
 	r = lz_assign(z, s, full, taken, 0, nfull);
 	z->full_n = base;
+	k = z->stuck;
+	z->stuck = LZ_NONE;
+	if (r != SKS_INFEASIBLE || k == LZ_NONE)
+		goto out;
+	/* Merges of the stuck node k: (x, y, edge) triples. */
+	cand = malloc(3 * 2 * (nfull + 1) * sizeof(*cand));
+	if (!cand)
+		return SKS_NOMEM;
+	for (size_t i = 0; i < nfull; i++) {
+		uint32_t x = full[i], a = z->parent[x], y = LZ_NONE;
+		int e;
+
+		if (a == LZ_NONE || z->parent[a] == LZ_NONE)
+			continue;
+		if (x == k) {
+			for (size_t j = 0; j < nfull; j++) {
+				y = full[j];
+				if (z->parent[y] == z->parent[a] && (e = lz_edge(z, x, y)) >= 0) {
+					cand[nc++] = x;
+					cand[nc++] = y;
+					cand[nc++] = (uint32_t)e;
+				}
+			}
+		} else if (z->parent[a] == z->parent[k] && a != k && (e = lz_edge(z, x, k)) >= 0) {
+			cand[nc++] = x;
+			cand[nc++] = k;
+			cand[nc++] = (uint32_t)e;
+		}
+	}
+	for (size_t i = 0; i < nc && r == SKS_INFEASIBLE; i += 3) {
+		size_t mark = z->log_n;
+		uint32_t nodes = z->nodes;
+
+		if (lz_merge(z, cand[i], cand[i + 1], (int)cand[i + 2]))
+			r = SKS_NOMEM;
+		else
+			r = lz_at(z, s, 1);
+		lz_undo(z, mark, nodes);
+	}
+	free(cand);
+out:
+	if (r == SKS_INFEASIBLE && slot)
+		*slot = key;
+	return r;
+}
+
+/*
+ * After section @s is done: the next section where buffers start, its
+ * holes (the maximal full nodes, by group) and their filling.
+ */
+static int lz_section(struct lz *z, uint32_t s)
+{
+	struct sw *w = z->w;
+	const struct sks_problem *pb = w->pb;
+	uint64_t key, *slot;
+	int r;
+
+	do
+		s++;
+	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
+	if (s > w->deepest) {
+		w->deepest = s;
+		w->gain = vnpu_plan_cpu_ns();
+	}
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return SKS_TIMEOUT;
+	if (s >= pb->nsec)
+		return lz_layout(z) ? SKS_NOMEM : SKS_FOUND;
+	key = lz_key(z, s);
+	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
+	if (*slot == key)
+		return SKS_INFEASIBLE;
+	r = lz_at(z, s, 0);
 	if (r == SKS_INFEASIBLE)
 		*slot = key;
 	return r;
@@ -1139,6 +1315,8 @@ static void lz_free(struct lz *z)
 	free(z->nlive);
 	free(z->endcnt);
 	free(z->size);
+	free(z->ord);
+	free(z->gofs);
 	free(z->log);
 	free(z->full);
 	free(z->taken);
@@ -1156,7 +1334,7 @@ static int lz_init(struct lz *z, struct sw *w)
 
 	memset(z, 0, sizeof(*z));
 	z->w = w;
-	z->cap = (uint32_t)(3 * n + 4);
+	z->cap = (uint32_t)(8 * n + 16);
 	z->parent = malloc(z->cap * sizeof(*z->parent));
 	z->first = malloc(z->cap * sizeof(*z->first));
 	z->next = malloc(z->cap * sizeof(*z->next));
@@ -1165,6 +1343,8 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->nlive = malloc(z->cap * sizeof(*z->nlive));
 	z->endcnt = calloc(z->cap, sizeof(*z->endcnt));
 	z->size = malloc(z->cap * sizeof(*z->size));
+	z->ord = calloc(z->cap, sizeof(*z->ord));
+	z->gofs = calloc(z->cap, sizeof(*z->gofs));
 	z->full = malloc((n + 1) * sizeof(*z->full));
 	z->taken = malloc((n + 1) * sizeof(*z->taken));
 	z->used = calloc(n + 1, sizeof(*z->used));
@@ -1173,7 +1353,7 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->en = malloc((n + 1) * sizeof(*z->en));
 	if (!z->parent || !z->first || !z->next || !z->prev || !z->ghost || !z->nlive ||
 	    !z->endcnt || !z->size || !z->full || !z->taken || !z->used || !z->touched ||
-	    !z->en_start || !z->en)
+	    !z->en_start || !z->en || !z->ord || !z->gofs)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		z->parent[i] = z->first[i] = z->next[i] = z->prev[i] = z->ghost[i] = LZ_NONE;
