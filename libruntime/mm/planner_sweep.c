@@ -752,6 +752,7 @@ struct lz {
 	uint32_t *used;			/* the hole each starter went to, by index in st */
 	uint32_t *touched;		/* scratch: nodes with buffers ending */
 	uint32_t stuck;			/* a full node no plain hole can take */
+	uint32_t *mark, stamp;		/* scratch: ancestors of the stuck node */
 	uint32_t *en_start, *en;	/* buffers by end section */
 };
 
@@ -1094,77 +1095,223 @@ static int lz_before(const struct lz *z, uint32_t a, uint32_t b)
 	return a < b;
 }
 
-/*
- * Full node @x (its parent A not full) and full node @y, a child of A's
- * parent P: may x go to the edge of A that faces y? Returns 1 for the top
- * edge (x after the rest of A), 0 for the bottom one, -1 for neither.
- */
-static int lz_edge(const struct lz *z, uint32_t x, uint32_t y)
+/* Node @c next to @ref in its parent's list: after it when @after. */
+static int lz_insert(struct lz *z, uint32_t ref, uint32_t c, int after)
 {
-	uint32_t a = z->parent[x], p = z->parent[a];
+	uint32_t p = z->parent[ref], a = after ? ref : z->prev[ref];
+	uint32_t b = after ? z->next[ref] : ref;
+
+	if (lz_set(z, &z->parent[c], p) || lz_set(z, &z->prev[c], a) ||
+	    lz_set(z, &z->next[c], b))
+		return -1;
+	if (a != LZ_NONE ? lz_set(z, &z->next[a], c) : lz_set(z, &z->first[p], c))
+		return -1;
+	return b != LZ_NONE ? lz_set(z, &z->prev[b], c) : 0;
+}
+
+/*
+ * Full nodes @x and @y below their lowest common ancestor @p, not both its
+ * children: may x go to the edge of every node between it and p that
+ * faces y, and y likewise? Returns 1 when x goes up (x below y), 0 down,
+ * -1 when an ordered node forbids both.
+ */
+static int lz_orient(const struct lz *z, uint32_t x, uint32_t y, uint32_t p)
+{
+	uint32_t cx = x, cy = y;
 	int hi = 1, lo = 1;
 
-	if (z->ord[a]) {
-		hi = z->next[x] == LZ_NONE;
-		lo = z->prev[x] == LZ_NONE;
-	}
+	for (uint32_t a = z->parent[x]; a != p; cx = a, a = z->parent[a])
+		if (z->ord[a]) {
+			hi &= z->next[cx] == LZ_NONE;
+			lo &= z->prev[cx] == LZ_NONE;
+		}
+	for (uint32_t a = z->parent[y]; a != p; cy = a, a = z->parent[a])
+		if (z->ord[a]) {
+			hi &= z->prev[cy] == LZ_NONE;
+			lo &= z->next[cy] == LZ_NONE;
+		}
 	if (z->ord[p]) {
-		if (z->next[a] == y)
+		if (z->next[cx] == cy)
 			lo = 0;
-		else if (z->prev[a] == y)
+		else if (z->prev[cx] == cy)
 			hi = 0;
 		else
-			hi = lo = 0;
+			return -1;
 	}
 	return hi ? 1 : lo ? 0 : -1;
 }
 
 /*
- * The merge of a PQ-tree's partial node: full node @x leaves its parent A
- * for the edge facing full node @y (a child of A's parent P), @hi as
- * lz_edge(). A becomes E (the rest of A, in its order if A is ordered,
- * with A's ghost, which still starts where A started) next to G, an
- * ordered node of x and y, x at the E side; E and G replace A and y in
- * P's order, or form a new ordered node in P's place of them. G is then
- * one full node, a hole of x and y together.
+ * A new node E for the rest of @a without its child @x, which goes to
+ * the top edge of a (after E) when @hi, else to the bottom: E keeps a's
+ * order (when a is ordered) and a's ghost, which still starts where a
+ * started.
  */
-static int lz_merge(struct lz *z, uint32_t x, uint32_t y, int hi)
+static uint32_t lz_split(struct lz *z, uint32_t a, uint32_t x, int hi)
 {
-	uint32_t a = z->parent[x], p = z->parent[a], e, g, q, c, last;
+	uint32_t e = lz_group(z, z->size[a] - z->size[x]), last, c;
 
-	e = lz_group(z, z->size[a] - z->size[x]);
-	g = lz_group(z, z->size[x] + z->size[y]);
-	if (e == LZ_NONE || g == LZ_NONE)
-		return -1;
+	if (e == LZ_NONE)
+		return LZ_NONE;
 	z->ord[e] = z->ord[a];
 	z->nlive[e] = z->nlive[a] - z->nlive[x];
 	z->ghost[e] = z->ghost[a];
 	z->gofs[e] = z->gofs[a] - (hi ? 0 : z->size[x]);
-	z->ord[g] = 1;
-	z->nlive[g] = z->nlive[x] + z->nlive[y];
 	for (last = z->first[a]; z->next[last] != LZ_NONE; last = z->next[last])
 		;
 	for (c = last; c != LZ_NONE;) {
 		uint32_t pc = z->prev[c];
 
 		if (c != x && lz_link(z, e, c))
-			return -1;
+			return LZ_NONE;
 		c = pc;
 	}
+	return e;
+}
+
+/*
+ * Full node @x goes one level up, to the @hi edge of its parent A, which
+ * becomes partial (Booth and Lueker's templates): A's rest E and x take
+ * A's place in its parent B when B is ordered; else B becomes ordered: its
+ * other children (a group of them), E and x, in that order when @hi.
+ */
+static int lz_lift(struct lz *z, uint32_t x, int hi)
+{
+	uint32_t a = z->parent[x], b = z->parent[a], e = lz_split(z, a, x, hi);
+	uint32_t q, r = LZ_NONE, others = 0, part[3];
+
+	if (e == LZ_NONE)
+		return -1;
+	if (z->ord[b])
+		return lz_replace(z, a, e) || lz_insert(z, e, x, hi) ? -1 : 0;
+	q = lz_group(z, z->size[b]);
+	if (q == LZ_NONE)
+		return -1;
+	z->ord[q] = 1;
+	z->nlive[q] = z->nlive[b];
+	z->ghost[q] = z->ghost[b];
+	z->gofs[q] = z->gofs[b];
+	for (uint32_t c = z->first[b]; c != LZ_NONE; c = z->next[c])
+		if (c != a) {
+			others++;
+			r = c;
+		}
+	if (others > 1) {
+		uint32_t c = z->first[b];
+
+		r = lz_group(z, z->size[b] - z->size[a]);
+		if (r == LZ_NONE)
+			return -1;
+		z->nlive[r] = z->nlive[b] - z->nlive[a];
+		while (c != LZ_NONE) {
+			uint32_t nc = z->next[c];
+
+			if (c != a && lz_link(z, r, c))
+				return -1;
+			c = nc;
+		}
+	}
+	if (lz_replace(z, b, q))
+		return -1;
+	/* Linked first to last: the list is the reverse of part[]. */
+	part[0] = hi ? x : r;
+	part[1] = e;
+	part[2] = hi ? r : x;
+	for (int i = 0; i < 3; i++)
+		if (part[i] != LZ_NONE && lz_link(z, q, part[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * The merge of a PQ-tree's partial nodes: full node @x, a grandchild of
+ * P, and full node @y, a child or grandchild of P, become G, an ordered
+ * node of the two, x below y when @hi: x leaves its parent A for A's edge
+ * facing y (the rest of A becomes E, lz_split()), y likewise; E, G (and
+ * the rest of y's parent) replace them in P's order when P is ordered,
+ * else form a new ordered node among P's children. G is then one full
+ * node, a hole of x and y together.
+ */
+static int lz_merge(struct lz *z, uint32_t x, uint32_t y, int hi)
+{
+	uint32_t a = z->parent[x], p = z->parent[a], b = z->parent[y];
+	uint32_t ex, ey = LZ_NONE, g, q, part[3];
+
+	ex = lz_split(z, a, x, hi);
+	g = lz_group(z, z->size[x] + z->size[y]);
+	if (ex == LZ_NONE || g == LZ_NONE)
+		return -1;
+	z->ord[g] = 1;
+	z->nlive[g] = z->nlive[x] + z->nlive[y];
+	if (b != p) {
+		ey = lz_split(z, b, y, !hi);
+		if (ey == LZ_NONE)
+			return -1;
+	}
 	if (z->ord[p]) {
-		if (lz_replace(z, a, e) || lz_replace(z, y, g))
+		if (lz_replace(z, a, ex) || lz_replace(z, b != p ? b : y, b != p ? ey : g))
+			return -1;
+		if (b != p && lz_insert(z, ex, g, hi))
 			return -1;
 	} else {
-		q = lz_group(z, z->size[a] + z->size[y]);
+		q = lz_group(z, z->size[a] + z->size[b != p ? b : y]);
 		if (q == LZ_NONE)
 			return -1;
 		z->ord[q] = 1;
-		z->nlive[q] = z->nlive[a] + z->nlive[y];
-		if (lz_unlink(z, a) || lz_unlink(z, y) ||
-		    lz_link(z, q, hi ? g : e) || lz_link(z, q, hi ? e : g) || lz_link(z, p, q))
+		z->nlive[q] = z->nlive[a] + z->nlive[b != p ? b : y];
+		if (lz_unlink(z, a) || lz_unlink(z, b != p ? b : y))
+			return -1;
+		/* Linked first to last: the list is the reverse of part[]. */
+		part[0] = hi ? ey : ex;
+		part[1] = g;
+		part[2] = hi ? ex : ey;
+		for (int i = 0; i < 3; i++)
+			if (part[i] != LZ_NONE && lz_link(z, q, part[i]))
+				return -1;
+		if (lz_link(z, p, q))
 			return -1;
 	}
 	return lz_link(z, g, hi ? y : x) || lz_link(z, g, hi ? x : y) ? -1 : 0;
+}
+
+/* Depth of @v below its ancestor @p. */
+static uint32_t lz_depth(const struct lz *z, uint32_t v, uint32_t p)
+{
+	uint32_t d = 0;
+
+	for (; v != p; v = z->parent[v])
+		d++;
+	return d;
+}
+
+/*
+ * Full nodes @x and @y made one hole across groups (x below y when @hi):
+ * each lifted to the edge facing the other up to their lowest common
+ * ancestor @p (lz_lift()), then merged (lz_merge()).
+ */
+static int lz_cross(struct lz *z, uint32_t x, uint32_t y, uint32_t p, int hi)
+{
+	if (z->parent[x] == p && z->parent[y] == p) {
+		/* Neighbours in an ordered node: one node of the two. */
+		uint32_t g = lz_group(z, z->size[x] + z->size[y]);
+
+		if (g == LZ_NONE)
+			return -1;
+		z->ord[g] = 1;
+		z->nlive[g] = z->nlive[x] + z->nlive[y];
+		if (lz_replace(z, x, g) || lz_unlink(z, y))
+			return -1;
+		return lz_link(z, g, hi ? y : x) || lz_link(z, g, hi ? x : y) ? -1 : 0;
+	}
+	while (lz_depth(z, x, p) > 2)
+		if (lz_lift(z, x, hi))
+			return -1;
+	while (lz_depth(z, y, p) > 2)
+		if (lz_lift(z, y, !hi))
+			return -1;
+	if (z->parent[x] == p)
+		return lz_merge(z, y, x, !hi);
+	return lz_merge(z, x, y, hi);
 }
 
 static uint64_t lz_key(const struct lz *z, uint32_t s)
@@ -1231,36 +1378,39 @@ static int lz_at(struct lz *z, uint32_t s, int again)
 	z->stuck = LZ_NONE;
 	if (r != SKS_INFEASIBLE || k == LZ_NONE)
 		goto out;
-	/* Merges of the stuck node k: (x, y, edge) triples. */
-	cand = malloc(3 * 2 * (nfull + 1) * sizeof(*cand));
+	/*
+	 * Merges of the stuck node k with another full node o: (o, P, edge)
+	 * triples, P their lowest common ancestor.
+	 */
+	cand = malloc(3 * (nfull + 1) * sizeof(*cand));
 	if (!cand)
 		return SKS_NOMEM;
+	z->stamp++;
+	for (uint32_t a = k; a != LZ_NONE; a = z->parent[a])
+		z->mark[a] = z->stamp;
 	for (size_t i = 0; i < nfull; i++) {
-		uint32_t x = full[i], a = z->parent[x], y = LZ_NONE;
+		uint32_t o = full[i], p = o;
 		int e;
 
-		if (a == LZ_NONE || z->parent[a] == LZ_NONE)
+		if (o == k)
 			continue;
-		if (x == k) {
-			for (size_t j = 0; j < nfull; j++) {
-				y = full[j];
-				if (z->parent[y] == z->parent[a] && (e = lz_edge(z, x, y)) >= 0) {
-					cand[nc++] = x;
-					cand[nc++] = y;
-					cand[nc++] = (uint32_t)e;
-				}
-			}
-		} else if (z->parent[a] == z->parent[k] && a != k && (e = lz_edge(z, x, k)) >= 0) {
-			cand[nc++] = x;
-			cand[nc++] = k;
-			cand[nc++] = (uint32_t)e;
-		}
+		while (p != LZ_NONE && z->mark[p] != z->stamp)
+			p = z->parent[p];
+		if (p == LZ_NONE || (z->parent[o] == p && z->parent[k] == p &&
+				     (!z->ord[p] || (z->next[k] != o && z->prev[k] != o))))
+			continue;
+		e = lz_orient(z, k, o, p);
+		if (e < 0)
+			continue;
+		cand[nc++] = o;
+		cand[nc++] = p;
+		cand[nc++] = (uint32_t)e;
 	}
 	for (size_t i = 0; i < nc && r == SKS_INFEASIBLE; i += 3) {
 		size_t mark = z->log_n;
 		uint32_t nodes = z->nodes;
 
-		if (lz_merge(z, cand[i], cand[i + 1], (int)cand[i + 2]))
+		if (lz_cross(z, k, cand[i], cand[i + 1], (int)cand[i + 2]))
 			r = SKS_NOMEM;
 		else
 			r = lz_at(z, s, 1);
@@ -1317,6 +1467,7 @@ static void lz_free(struct lz *z)
 	free(z->size);
 	free(z->ord);
 	free(z->gofs);
+	free(z->mark);
 	free(z->log);
 	free(z->full);
 	free(z->taken);
@@ -1345,6 +1496,7 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->size = malloc(z->cap * sizeof(*z->size));
 	z->ord = calloc(z->cap, sizeof(*z->ord));
 	z->gofs = calloc(z->cap, sizeof(*z->gofs));
+	z->mark = calloc(z->cap, sizeof(*z->mark));
 	z->full = malloc((n + 1) * sizeof(*z->full));
 	z->taken = malloc((n + 1) * sizeof(*z->taken));
 	z->used = calloc(n + 1, sizeof(*z->used));
@@ -1353,7 +1505,8 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->en = malloc((n + 1) * sizeof(*z->en));
 	if (!z->parent || !z->first || !z->next || !z->prev || !z->ghost || !z->nlive ||
 	    !z->endcnt || !z->size || !z->full || !z->taken || !z->used || !z->touched ||
-	    !z->en_start || !z->en || !z->ord || !z->gofs)
+	    !z->en_start || !z->en || !z->ord || !z->gofs ||
+	    !z->mark)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		z->parent[i] = z->first[i] = z->next[i] = z->prev[i] = z->ghost[i] = LZ_NONE;
