@@ -1379,10 +1379,10 @@ static int lz_at(struct lz *z, uint32_t s, int again)
 	if (r != SKS_INFEASIBLE || k == LZ_NONE)
 		goto out;
 	/*
-	 * Merges of the stuck node k with another full node o: (o, P, edge)
-	 * triples, P their lowest common ancestor.
+	 * Merges of the stuck node k with another full node o: (k, o, P,
+	 * edge), P their lowest common ancestor.
 	 */
-	cand = malloc(3 * (nfull + 1) * sizeof(*cand));
+	cand = malloc(4 * (nfull + 1) * sizeof(*cand));
 	if (!cand)
 		return SKS_NOMEM;
 	z->stamp++;
@@ -1396,21 +1396,35 @@ static int lz_at(struct lz *z, uint32_t s, int again)
 			continue;
 		while (p != LZ_NONE && z->mark[p] != z->stamp)
 			p = z->parent[p];
+		/* Siblings: a plain hole, unless neighbours in an ordered node. */
 		if (p == LZ_NONE || (z->parent[o] == p && z->parent[k] == p &&
 				     (!z->ord[p] || (z->next[k] != o && z->prev[k] != o))))
 			continue;
 		e = lz_orient(z, k, o, p);
 		if (e < 0)
 			continue;
+		cand[nc++] = k;
 		cand[nc++] = o;
 		cand[nc++] = p;
 		cand[nc++] = (uint32_t)e;
 	}
-	for (size_t i = 0; i < nc && r == SKS_INFEASIBLE; i += 3) {
+	/* The most local merges first: deepest common ancestor. */
+	for (size_t i = 4; i < nc; i += 4) {
+			uint32_t t[4];
+			size_t j = i;
+
+			memcpy(t, cand + i, sizeof(t));
+			while (j && lz_depth(z, cand[j - 2], LZ_NONE) < lz_depth(z, t[2], LZ_NONE)) {
+				memcpy(cand + j, cand + j - 4, sizeof(t));
+				j -= 4;
+			}
+			memcpy(cand + j, t, sizeof(t));
+		}
+	for (size_t i = 0; i < nc && r == SKS_INFEASIBLE; i += 4) {
 		size_t mark = z->log_n;
 		uint32_t nodes = z->nodes;
 
-		if (lz_cross(z, k, cand[i], cand[i + 1], (int)cand[i + 2]))
+		if (lz_cross(z, cand[i], cand[i + 1], cand[i + 2], (int)cand[i + 3]))
 			r = SKS_NOMEM;
 		else
 			r = lz_at(z, s, 1);
