@@ -73,6 +73,7 @@
  * up after 37 ms on average instead of using the 500).
  */
 #define PLAN_SWEEP_STALL_NS 50000000ull
+#define PLAN_LAZY_STALL_NS PLAN_SWEEP_STALL_NS
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
 #define PLAN_CLASSIC_MAX_PAIRS 20000000ull
 
@@ -1857,7 +1858,7 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
 	int r = kind == SEARCH_LAZY ?
-		sws_lazy_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
+		sws_lazy_run(&pb, target, deadline, PLAN_LAZY_STALL_NS, off, nodes) :
 		kind == SEARCH_SWEEP ?
 		sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
 		sks_run(&pb, target, deadline, seed, off, nodes);
@@ -1975,12 +1976,12 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		if (sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
+		if (search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
+			       &nodes) < 0)
 			goto out;
 		t = cpu_ns();
 		if (t < deadline && best.arena > target &&
-		    search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
-			       &nodes) < 0)
+		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */
