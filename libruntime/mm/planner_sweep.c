@@ -1314,6 +1314,53 @@ static int lz_cross(struct lz *z, uint32_t x, uint32_t y, uint32_t p, int hi)
 	return lz_merge(z, x, y, hi);
 }
 
+/*
+ * Merges of the stuck full node @k with another full node o into @cand:
+ * (k, o, P, edge) quadruples, P their lowest common ancestor, the most
+ * local first (the deepest P). Returns the number of entries written.
+ */
+static size_t lz_cands(struct lz *z, const uint32_t *full, size_t nfull, uint32_t k,
+		       uint32_t *cand)
+{
+	size_t nc = 0;
+
+	z->stamp++;
+	for (uint32_t a = k; a != LZ_NONE; a = z->parent[a])
+		z->mark[a] = z->stamp;
+	for (size_t i = 0; i < nfull; i++) {
+		uint32_t o = full[i], p = o;
+		int e;
+
+		if (o == k)
+			continue;
+		while (p != LZ_NONE && z->mark[p] != z->stamp)
+			p = z->parent[p];
+		/* Siblings: a plain hole, unless neighbours in an ordered node. */
+		if (p == LZ_NONE || (z->parent[o] == p && z->parent[k] == p &&
+				     (!z->ord[p] || (z->next[k] != o && z->prev[k] != o))))
+			continue;
+		e = lz_orient(z, k, o, p);
+		if (e < 0)
+			continue;
+		cand[nc++] = k;
+		cand[nc++] = o;
+		cand[nc++] = p;
+		cand[nc++] = (uint32_t)e;
+	}
+	for (size_t i = 4; i < nc; i += 4) {
+		uint32_t t[4];
+		size_t j = i;
+
+		memcpy(t, cand + i, sizeof(t));
+		while (j && lz_depth(z, cand[j - 2], LZ_NONE) < lz_depth(z, t[2], LZ_NONE)) {
+			memcpy(cand + j, cand + j - 4, sizeof(t));
+			j -= 4;
+		}
+		memcpy(cand + j, t, sizeof(t));
+	}
+	return nc;
+}
+
 static uint64_t lz_key(const struct lz *z, uint32_t s)
 {
 	return (vnpu_plan_mix64(s + 1) + lz_hash(z, z->root)) | 1;
@@ -1379,47 +1426,28 @@ static int lz_at(struct lz *z, uint32_t s, int again)
 	if (r != SKS_INFEASIBLE || k == LZ_NONE)
 		goto out;
 	/*
-	 * Merges of the stuck node k with another full node o: (k, o, P,
-	 * edge), P their lowest common ancestor.
+	 * Merges of a stuck node with another full node: of the stuck nodes,
+	 * the one with the fewest (none fails the section).
 	 */
-	cand = malloc(4 * (nfull + 1) * sizeof(*cand));
+	cand = malloc(8 * (nfull + 1) * sizeof(*cand));
 	if (!cand)
 		return SKS_NOMEM;
-	z->stamp++;
-	for (uint32_t a = k; a != LZ_NONE; a = z->parent[a])
-		z->mark[a] = z->stamp;
-	for (size_t i = 0; i < nfull; i++) {
-		uint32_t o = full[i], p = o;
-		int e;
+	nc = lz_cands(z, full, nfull, k, cand);
+	for (size_t i = 0; i < nfull && nc; i++) {
+		uint32_t o = full[i], p = z->parent[o];
+		size_t m;
 
-		if (o == k)
+		if (o == k || (p != LZ_NONE && !z->ord[p] &&
+			       ((i && z->parent[full[i - 1]] == p) ||
+				(i + 1 < nfull && z->parent[full[i + 1]] == p))) ||
+		    lz_can(z, s, z->size[o]))
 			continue;
-		while (p != LZ_NONE && z->mark[p] != z->stamp)
-			p = z->parent[p];
-		/* Siblings: a plain hole, unless neighbours in an ordered node. */
-		if (p == LZ_NONE || (z->parent[o] == p && z->parent[k] == p &&
-				     (!z->ord[p] || (z->next[k] != o && z->prev[k] != o))))
-			continue;
-		e = lz_orient(z, k, o, p);
-		if (e < 0)
-			continue;
-		cand[nc++] = k;
-		cand[nc++] = o;
-		cand[nc++] = p;
-		cand[nc++] = (uint32_t)e;
-	}
-	/* The most local merges first: deepest common ancestor. */
-	for (size_t i = 4; i < nc; i += 4) {
-			uint32_t t[4];
-			size_t j = i;
-
-			memcpy(t, cand + i, sizeof(t));
-			while (j && lz_depth(z, cand[j - 2], LZ_NONE) < lz_depth(z, t[2], LZ_NONE)) {
-				memcpy(cand + j, cand + j - 4, sizeof(t));
-				j -= 4;
-			}
-			memcpy(cand + j, t, sizeof(t));
+		m = lz_cands(z, full, nfull, o, cand + 4 * (nfull + 1));
+		if (m < nc) {
+			memcpy(cand, cand + 4 * (nfull + 1), m * sizeof(*cand));
+			nc = m;
 		}
+	}
 	for (size_t i = 0; i < nc && r == SKS_INFEASIBLE; i += 4) {
 		size_t mark = z->log_n;
 		uint32_t nodes = z->nodes;
