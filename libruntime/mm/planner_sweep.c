@@ -720,8 +720,16 @@ out:
  * made adjacent), by a group of buffers starting at s whose sizes sum to
  * exactly its size. Only which buffers fill a hole is decided, never
  * their order: a group's order is fixed at the end, when offsets are
- * written. A hole next to a full node of another group is not merged with
- * it (that needs its group's order), so the sweep is not complete.
+ * written. A full node that can be neither filled alone nor joined by a
+ * sibling is merged with a full node of another group, the way a PQ-tree
+ * reduction does (Booth and Lueker): the groups between them and their
+ * lowest common ancestor become ordered nodes (children in list order,
+ * kept so by later holes) with the two at the facing edges, and the two
+ * become one ordered hole; of the nodes stuck that way the one with the
+ * fewest such merges goes first, the most local merge first. Holes in an
+ * ordered node take one child, or two neighbours by such a merge. The
+ * sweep is still not complete (a node that can be filled alone is never
+ * merged across groups).
  *
  * Nodes 0 to n - 1 are the buffers' leaves, inner nodes follow. A
  * replaced node is kept as the ghost of the node that replaces it (same
@@ -752,6 +760,7 @@ struct lz {
 	uint32_t *used;			/* the hole each starter went to, by index in st */
 	uint32_t *touched;		/* scratch: nodes with buffers ending */
 	uint32_t stuck;			/* a full node no plain hole can take */
+	int cross;			/* 1: stuck nodes are merged across groups */
 	uint32_t *mark, stamp;		/* scratch: ancestors of the stuck node */
 	uint32_t *en_start, *en;	/* buffers by end section */
 };
@@ -1363,7 +1372,7 @@ static size_t lz_cands(struct lz *z, const uint32_t *full, size_t nfull, uint32_
 
 static uint64_t lz_key(const struct lz *z, uint32_t s)
 {
-	return (vnpu_plan_mix64(s + 1) + lz_hash(z, z->root)) | 1;
+	return (vnpu_plan_mix64(s + 1 + ((uint64_t)z->cross << 32)) + lz_hash(z, z->root)) | 1;
 }
 
 /*
@@ -1423,7 +1432,7 @@ static int lz_at(struct lz *z, uint32_t s, int again)
 	z->full_n = base;
 	k = z->stuck;
 	z->stuck = LZ_NONE;
-	if (r != SKS_INFEASIBLE || k == LZ_NONE)
+	if (r != SKS_INFEASIBLE || k == LZ_NONE || !z->cross)
 		goto out;
 	/*
 	 * Merges of a stuck node with another full node: of the stuck nodes,
@@ -1577,6 +1586,7 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
 {
 	struct sw w;
 	struct lz z = { 0 };
+	uint64_t total;
 	int result = SKS_NOMEM;
 
 	for (uint32_t s = 0; s < pb->nsec; s++)
@@ -1601,7 +1611,22 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
 		if (lz_link(&z, z.root, w.st[j]))
 			goto out;
 	z.nlive[z.root] = w.st_start[1];
+	/*
+	 * Without merges across groups first, on half of the budget: they
+	 * open subtrees that the plain search refutes at once, and the plain
+	 * search tiles some packings in a few ms that it then takes seconds.
+	 */
+	total = deadline > w.start ? deadline - w.start : 0;
+	w.deadline = w.start + total / 2;
 	result = lz_section(&z, 0);
+	if (result != SKS_FOUND && result != SKS_NOMEM) {
+		z.cross = 1;
+		w.deadline = deadline;
+		w.start = vnpu_plan_cpu_ns();
+		w.gain = w.start;
+		w.deepest = 0;
+		result = w.start < deadline ? lz_section(&z, 0) : SKS_TIMEOUT;
+	}
 out:
 	*nodes += w.nodes;
 	lz_free(&z);
