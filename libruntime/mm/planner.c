@@ -21,7 +21,7 @@
  * whatever the overlaps.
  *
  * Search stage, on perfect packings first (no slack at the target in any
- * section): the time sweep and the lazy sweep (planner_sweep.c); then the
+ * section): the lazy sweep and the time sweep (planner_sweep.c); then the
  * skyline search (planner_search.c). With a capacity: a depth-first branch
  * and bound over canonical plans in the spirit of MiniMalloc (Moffitt,
  * ASPLOS 2024): buffers are placed in non-decreasing offset order, each at
@@ -58,11 +58,12 @@
 #define PLAN_SWEEP_SHARE_TIGHT 4
 #define PLAN_SWEEP_SHARE_LOOSE 32
 /*
- * Budget share of the lazy sweep, after the time sweep on a target without
- * slack: it tiles what it can within tens of ms (1 to 40 on guillotine
- * packings of 200 to 700 buffers), and what it does not tile costs the
- * bisection after it (guillotine packings of 1,500 buffers, 50 seeds: 4
- * end up to 0.009 higher with 1/16).
+ * Budget share of the lazy sweep, first on a target without slack: it
+ * tiles what it can within tens of ms (1 to 40 on guillotine packings of
+ * 200 to 700 buffers, ladders mostly in under 10 since it merges holes
+ * across groups), and what it does not tile costs the searches after it
+ * (1/8 with a 100 or 200 ms stall rule: one guillotine packing of 700
+ * buffers in 10, seed 7, no longer at the optimum).
  */
 #define PLAN_LAZY_SHARE 16
 /*
@@ -1959,12 +1960,12 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = cpu_ns() + time_ms * 1000000ull;
 	/*
-	 * The time sweep: first, on a quarter of the budget (of the default
-	 * budget at most: it tiles such instances fast or not at all), when
-	 * the target leaves no slack in any section, as its pruning then
-	 * admits only zero-waste moves, and then the lazy sweep on 1/16;
-	 * else as a short try (1/32 of the budget left) after the skyline
-	 * search.
+	 * When the target leaves no slack in any section: first the lazy
+	 * sweep on 1/16 of the budget (of the default budget at most), then
+	 * the time sweep on a quarter (both tile such instances fast or not
+	 * at all; the time sweep's pruning then admits only zero-waste
+	 * moves). Else the time sweep as a short try (1/32 of the budget
+	 * left) after the skyline search.
 	 */
 	tight = 1;
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
@@ -1975,12 +1976,12 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		if (sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
+		if (search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
+			       &nodes) < 0)
 			goto out;
 		t = cpu_ns();
 		if (t < deadline && best.arena > target &&
-		    search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
-			       &nodes) < 0)
+		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */

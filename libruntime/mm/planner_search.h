@@ -76,8 +76,9 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
  *
  * Sweeps the sections as sws_run(), but fills each hole left by buffers
  * that end with a group of buffers starting then, in an order fixed only
- * at the end (planner_sweep.c); not complete (a hole is never merged
- * across two groups). Return: SKS_FOUND, SKS_INFEASIBLE (none of the plans
+ * at the end (planner_sweep.c); a hole that must be is merged across
+ * groups, which are then ordered; not complete (a hole that can be filled
+ * alone is never merged across groups). Return: SKS_FOUND, SKS_INFEASIBLE (none of the plans
  * it covers, or @target leaves slack in some section, or an alignment does
  * not divide every size: nothing visited, @off untouched), SKS_TIMEOUT
  * (deadline or stall) or SKS_NOMEM.

@@ -720,8 +720,16 @@ out:
  * made adjacent), by a group of buffers starting at s whose sizes sum to
  * exactly its size. Only which buffers fill a hole is decided, never
  * their order: a group's order is fixed at the end, when offsets are
- * written. A hole next to a full node of another group is not merged with
- * it (that needs its group's order), so the sweep is not complete.
+ * written. A full node that can be neither filled alone nor joined by a
+ * sibling is merged with a full node of another group, the way a PQ-tree
+ * reduction does (Booth and Lueker): the groups between them and their
+ * lowest common ancestor become ordered nodes (children in list order,
+ * kept so by later holes) with the two at the facing edges, and the two
+ * become one ordered hole; of the nodes stuck that way the one with the
+ * fewest such merges goes first, the most local merge first. Holes in an
+ * ordered node take one child, or two neighbours by such a merge. The
+ * sweep is still not complete (a node that can be filled alone is never
+ * merged across groups).
  *
  * Nodes 0 to n - 1 are the buffers' leaves, inner nodes follow. A
  * replaced node is kept as the ghost of the node that replaces it (same
@@ -740,7 +748,9 @@ struct lz_undo {
 struct lz {
 	struct sw *w;
 	uint32_t *parent, *first, *next, *prev, *ghost, *nlive, *endcnt;
+	uint32_t *ord;			/* 1: an ordered node, its children in list order */
 	uint64_t *size;
+	uint64_t *gofs;			/* where the ghost starts, from the node's start */
 	uint32_t nodes, cap, root;
 	struct lz_undo *log;
 	size_t log_n, log_cap;
@@ -749,6 +759,9 @@ struct lz {
 	size_t full_n;
 	uint32_t *used;			/* the hole each starter went to, by index in st */
 	uint32_t *touched;		/* scratch: nodes with buffers ending */
+	uint32_t stuck;			/* a full node no plain hole can take */
+	int cross;			/* 1: stuck nodes are merged across groups */
+	uint32_t *mark, stamp;		/* scratch: ancestors of the stuck node */
 	uint32_t *en_start, *en;	/* buffers by end section */
 };
 
@@ -781,6 +794,19 @@ static int lz_link(struct lz *z, uint32_t p, uint32_t c)
 	return f != LZ_NONE ? lz_set(z, &z->prev[f], c) : 0;
 }
 
+/* Node @c takes the place of @o in its parent's list (@o is left out). */
+static int lz_replace(struct lz *z, uint32_t o, uint32_t c)
+{
+	uint32_t p = z->parent[o], a = z->prev[o], b = z->next[o];
+
+	if (lz_set(z, &z->parent[c], p) || lz_set(z, &z->prev[c], a) ||
+	    lz_set(z, &z->next[c], b))
+		return -1;
+	if (a != LZ_NONE ? lz_set(z, &z->next[a], c) : lz_set(z, &z->first[p], c))
+		return -1;
+	return b != LZ_NONE ? lz_set(z, &z->prev[b], c) : 0;
+}
+
 static int lz_unlink(struct lz *z, uint32_t c)
 {
 	uint32_t p = z->prev[c], n = z->next[c];
@@ -801,13 +827,16 @@ static uint32_t lz_group(struct lz *z, uint64_t size)
 	z->parent[g] = z->first[g] = z->next[g] = z->prev[g] = z->ghost[g] = LZ_NONE;
 	z->nlive[g] = 0;
 	z->endcnt[g] = 0;
+	z->ord[g] = 0;
+	z->gofs[g] = 0;
 	z->size[g] = size;
 	return g;
 }
 
 /*
- * Hash of the live tree below @v, the same for every order of its groups:
- * what follows a section depends only on the section and this tree.
+ * Hash of the live tree below @v, the same for every order of its groups
+ * (not of its ordered nodes): what follows a section depends only on the
+ * section and this tree.
  */
 static uint64_t lz_hash(const struct lz *z, uint32_t v)
 {
@@ -815,12 +844,21 @@ static uint64_t lz_hash(const struct lz *z, uint32_t v)
 
 	if (v < z->w->pb->n)
 		return vnpu_plan_mix64(v + 1);
+	if (z->ord[v]) {
+		for (uint32_t c = z->first[v]; c != LZ_NONE; c = z->next[c])
+			h = vnpu_plan_mix64(h ^ lz_hash(z, c)) + 0x9e3779b97f4a7c15ull;
+		return vnpu_plan_mix64(h ^ 0x2545f4914f6cdd1dull);
+	}
 	for (uint32_t c = z->first[v]; c != LZ_NONE; c = z->next[c])
 		h += lz_hash(z, c);
 	return vnpu_plan_mix64(h ^ 0x5bd1e9955bd1e995ull);
 }
 
-/* Offsets from the tree: every group's children in list order, ghosts in place. */
+/*
+ * Offsets from the tree: every group's children in list order, ghosts in
+ * place (a ghost may outgrow its node: a node split by a merge across
+ * groups keeps the ghost of the whole, from where the whole started).
+ */
 static int lz_layout(struct lz *z)
 {
 	size_t n = 0;
@@ -840,7 +878,7 @@ static int lz_layout(struct lz *z)
 
 		if (z->ghost[v] != LZ_NONE) {
 			st[n] = z->ghost[v];
-			at[n++] = o;
+			at[n++] = o + z->gofs[v];
 		}
 		if (v < z->w->pb->n) {
 			z->w->off[v] = o;
@@ -907,8 +945,6 @@ static int lz_apply(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, s
 			if (taken[k] == h &&
 			    (lz_unlink(z, full[k]) || lz_link(z, g, full[k])))
 				goto nomem;
-	} else if (p != LZ_NONE && lz_unlink(z, g)) {
-		goto nomem;
 	}
 	/* Its filling: one starter, or a group of them. */
 	if (np > 1) {
@@ -931,7 +967,7 @@ static int lz_apply(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, s
 		if (lz_set(z, &z->parent[f], LZ_NONE) || lz_set(z, &z->root, f))
 			goto nomem;
 	} else {
-		if (lz_link(z, p, f))
+		if (ng > 1 ? lz_link(z, p, f) : lz_replace(z, g, f))
 			goto nomem;
 		for (uint32_t a = p; a != LZ_NONE; a = z->parent[a])
 			if (lz_set(z, &z->nlive[a], z->nlive[a] + (uint32_t)np - live))
@@ -1010,7 +1046,7 @@ static int lz_hole(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, si
 		if (r != SKS_INFEASIBLE)
 			return r;
 	}
-	for (; p != LZ_NONE && j < nfull && z->parent[full[j]] == p; j++) {
+	for (; p != LZ_NONE && !z->ord[p] && j < nfull && z->parent[full[j]] == p; j++) {
 		if (taken[j])
 			continue;
 		taken[j] = h;
@@ -1043,11 +1079,14 @@ static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, 
 		if (taken[k])
 			continue;
 		for (size_t o = k + 1; alone && o < nfull && z->parent[full[o]] == p; o++)
-			alone = p == LZ_NONE || taken[o];
+			alone = p == LZ_NONE || z->ord[p] || taken[o];
 		for (size_t o = k; alone && o-- > fi && z->parent[full[o]] == p;)
-			alone = p == LZ_NONE || taken[o];
-		if (alone && !lz_can(z, s, z->size[full[k]]))
+			alone = p == LZ_NONE || z->ord[p] || taken[o];
+		if (alone && !lz_can(z, s, z->size[full[k]])) {
+			if (!fi)
+				z->stuck = full[k];
 			return SKS_INFEASIBLE;
+		}
 	}
 	taken[fi] = (uint32_t)fi + 1;
 	r = lz_hole(z, s, full, taken, nfull, (uint32_t)fi + 1, fi + 1, z->size[full[fi]]);
@@ -1065,34 +1104,300 @@ static int lz_before(const struct lz *z, uint32_t a, uint32_t b)
 	return a < b;
 }
 
+/* Node @c next to @ref in its parent's list: after it when @after. */
+static int lz_insert(struct lz *z, uint32_t ref, uint32_t c, int after)
+{
+	uint32_t p = z->parent[ref], a = after ? ref : z->prev[ref];
+	uint32_t b = after ? z->next[ref] : ref;
+
+	if (lz_set(z, &z->parent[c], p) || lz_set(z, &z->prev[c], a) ||
+	    lz_set(z, &z->next[c], b))
+		return -1;
+	if (a != LZ_NONE ? lz_set(z, &z->next[a], c) : lz_set(z, &z->first[p], c))
+		return -1;
+	return b != LZ_NONE ? lz_set(z, &z->prev[b], c) : 0;
+}
+
 /*
- * After section @s is done: the next section where buffers start, its
- * holes (the maximal full nodes, by group) and their filling.
+ * Full nodes @x and @y below their lowest common ancestor @p, not both its
+ * children: may x go to the edge of every node between it and p that
+ * faces y, and y likewise? Returns 1 when x goes up (x below y), 0 down,
+ * -1 when an ordered node forbids both.
  */
-static int lz_section(struct lz *z, uint32_t s)
+static int lz_orient(const struct lz *z, uint32_t x, uint32_t y, uint32_t p)
+{
+	uint32_t cx = x, cy = y;
+	int hi = 1, lo = 1;
+
+	for (uint32_t a = z->parent[x]; a != p; cx = a, a = z->parent[a])
+		if (z->ord[a]) {
+			hi &= z->next[cx] == LZ_NONE;
+			lo &= z->prev[cx] == LZ_NONE;
+		}
+	for (uint32_t a = z->parent[y]; a != p; cy = a, a = z->parent[a])
+		if (z->ord[a]) {
+			hi &= z->prev[cy] == LZ_NONE;
+			lo &= z->next[cy] == LZ_NONE;
+		}
+	if (z->ord[p]) {
+		if (z->next[cx] == cy)
+			lo = 0;
+		else if (z->prev[cx] == cy)
+			hi = 0;
+		else
+			return -1;
+	}
+	return hi ? 1 : lo ? 0 : -1;
+}
+
+/*
+ * A new node E for the rest of @a without its child @x, which goes to
+ * the top edge of a (after E) when @hi, else to the bottom: E keeps a's
+ * order (when a is ordered) and a's ghost, which still starts where a
+ * started.
+ */
+static uint32_t lz_split(struct lz *z, uint32_t a, uint32_t x, int hi)
+{
+	uint32_t e = lz_group(z, z->size[a] - z->size[x]), last, c;
+
+	if (e == LZ_NONE)
+		return LZ_NONE;
+	z->ord[e] = z->ord[a];
+	z->nlive[e] = z->nlive[a] - z->nlive[x];
+	z->ghost[e] = z->ghost[a];
+	z->gofs[e] = z->gofs[a] - (hi ? 0 : z->size[x]);
+	for (last = z->first[a]; z->next[last] != LZ_NONE; last = z->next[last])
+		;
+	for (c = last; c != LZ_NONE;) {
+		uint32_t pc = z->prev[c];
+
+		if (c != x && lz_link(z, e, c))
+			return LZ_NONE;
+		c = pc;
+	}
+	return e;
+}
+
+/*
+ * Full node @x goes one level up, to the @hi edge of its parent A, which
+ * becomes partial (Booth and Lueker's templates): A's rest E and x take
+ * A's place in its parent B when B is ordered; else B becomes ordered: its
+ * other children (a group of them), E and x, in that order when @hi.
+ */
+static int lz_lift(struct lz *z, uint32_t x, int hi)
+{
+	uint32_t a = z->parent[x], b = z->parent[a], e = lz_split(z, a, x, hi);
+	uint32_t q, r = LZ_NONE, others = 0, part[3];
+
+	if (e == LZ_NONE)
+		return -1;
+	if (z->ord[b])
+		return lz_replace(z, a, e) || lz_insert(z, e, x, hi) ? -1 : 0;
+	q = lz_group(z, z->size[b]);
+	if (q == LZ_NONE)
+		return -1;
+	z->ord[q] = 1;
+	z->nlive[q] = z->nlive[b];
+	z->ghost[q] = z->ghost[b];
+	z->gofs[q] = z->gofs[b];
+	for (uint32_t c = z->first[b]; c != LZ_NONE; c = z->next[c])
+		if (c != a) {
+			others++;
+			r = c;
+		}
+	if (others > 1) {
+		uint32_t c = z->first[b];
+
+		r = lz_group(z, z->size[b] - z->size[a]);
+		if (r == LZ_NONE)
+			return -1;
+		z->nlive[r] = z->nlive[b] - z->nlive[a];
+		while (c != LZ_NONE) {
+			uint32_t nc = z->next[c];
+
+			if (c != a && lz_link(z, r, c))
+				return -1;
+			c = nc;
+		}
+	}
+	if (lz_replace(z, b, q))
+		return -1;
+	/* Linked first to last: the list is the reverse of part[]. */
+	part[0] = hi ? x : r;
+	part[1] = e;
+	part[2] = hi ? r : x;
+	for (int i = 0; i < 3; i++)
+		if (part[i] != LZ_NONE && lz_link(z, q, part[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * The merge of a PQ-tree's partial nodes: full node @x, a grandchild of
+ * P, and full node @y, a child or grandchild of P, become G, an ordered
+ * node of the two, x below y when @hi: x leaves its parent A for A's edge
+ * facing y (the rest of A becomes E, lz_split()), y likewise; E, G (and
+ * the rest of y's parent) replace them in P's order when P is ordered,
+ * else form a new ordered node among P's children. G is then one full
+ * node, a hole of x and y together.
+ */
+static int lz_merge(struct lz *z, uint32_t x, uint32_t y, int hi)
+{
+	uint32_t a = z->parent[x], p = z->parent[a], b = z->parent[y];
+	uint32_t ex, ey = LZ_NONE, g, q, part[3];
+
+	ex = lz_split(z, a, x, hi);
+	g = lz_group(z, z->size[x] + z->size[y]);
+	if (ex == LZ_NONE || g == LZ_NONE)
+		return -1;
+	z->ord[g] = 1;
+	z->nlive[g] = z->nlive[x] + z->nlive[y];
+	if (b != p) {
+		ey = lz_split(z, b, y, !hi);
+		if (ey == LZ_NONE)
+			return -1;
+	}
+	if (z->ord[p]) {
+		if (lz_replace(z, a, ex) || lz_replace(z, b != p ? b : y, b != p ? ey : g))
+			return -1;
+		if (b != p && lz_insert(z, ex, g, hi))
+			return -1;
+	} else {
+		q = lz_group(z, z->size[a] + z->size[b != p ? b : y]);
+		if (q == LZ_NONE)
+			return -1;
+		z->ord[q] = 1;
+		z->nlive[q] = z->nlive[a] + z->nlive[b != p ? b : y];
+		if (lz_unlink(z, a) || lz_unlink(z, b != p ? b : y))
+			return -1;
+		/* Linked first to last: the list is the reverse of part[]. */
+		part[0] = hi ? ey : ex;
+		part[1] = g;
+		part[2] = hi ? ex : ey;
+		for (int i = 0; i < 3; i++)
+			if (part[i] != LZ_NONE && lz_link(z, q, part[i]))
+				return -1;
+		if (lz_link(z, p, q))
+			return -1;
+	}
+	return lz_link(z, g, hi ? y : x) || lz_link(z, g, hi ? x : y) ? -1 : 0;
+}
+
+/* Depth of @v below its ancestor @p. */
+static uint32_t lz_depth(const struct lz *z, uint32_t v, uint32_t p)
+{
+	uint32_t d = 0;
+
+	for (; v != p; v = z->parent[v])
+		d++;
+	return d;
+}
+
+/*
+ * Full nodes @x and @y made one hole across groups (x below y when @hi):
+ * each lifted to the edge facing the other up to their lowest common
+ * ancestor @p (lz_lift()), then merged (lz_merge()).
+ */
+static int lz_cross(struct lz *z, uint32_t x, uint32_t y, uint32_t p, int hi)
+{
+	if (z->parent[x] == p && z->parent[y] == p) {
+		/* Neighbours in an ordered node: one node of the two. */
+		uint32_t g = lz_group(z, z->size[x] + z->size[y]);
+
+		if (g == LZ_NONE)
+			return -1;
+		z->ord[g] = 1;
+		z->nlive[g] = z->nlive[x] + z->nlive[y];
+		if (lz_replace(z, x, g) || lz_unlink(z, y))
+			return -1;
+		return lz_link(z, g, hi ? y : x) || lz_link(z, g, hi ? x : y) ? -1 : 0;
+	}
+	while (lz_depth(z, x, p) > 2)
+		if (lz_lift(z, x, hi))
+			return -1;
+	while (lz_depth(z, y, p) > 2)
+		if (lz_lift(z, y, !hi))
+			return -1;
+	if (z->parent[x] == p)
+		return lz_merge(z, y, x, !hi);
+	return lz_merge(z, x, y, hi);
+}
+
+/*
+ * Merges of the stuck full node @k with another full node o into @cand:
+ * (k, o, P, edge) quadruples, P their lowest common ancestor, the most
+ * local first (the deepest P). Returns the number of entries written.
+ */
+static size_t lz_cands(struct lz *z, const uint32_t *full, size_t nfull, uint32_t k,
+		       uint32_t *cand)
+{
+	size_t nc = 0;
+
+	z->stamp++;
+	for (uint32_t a = k; a != LZ_NONE; a = z->parent[a])
+		z->mark[a] = z->stamp;
+	for (size_t i = 0; i < nfull; i++) {
+		uint32_t o = full[i], p = o;
+		int e;
+
+		if (o == k)
+			continue;
+		while (p != LZ_NONE && z->mark[p] != z->stamp)
+			p = z->parent[p];
+		/* Siblings: a plain hole, unless neighbours in an ordered node. */
+		if (p == LZ_NONE || (z->parent[o] == p && z->parent[k] == p &&
+				     (!z->ord[p] || (z->next[k] != o && z->prev[k] != o))))
+			continue;
+		e = lz_orient(z, k, o, p);
+		if (e < 0)
+			continue;
+		cand[nc++] = k;
+		cand[nc++] = o;
+		cand[nc++] = p;
+		cand[nc++] = (uint32_t)e;
+	}
+	for (size_t i = 4; i < nc; i += 4) {
+		uint32_t t[4];
+		size_t j = i;
+
+		memcpy(t, cand + i, sizeof(t));
+		while (j && lz_depth(z, cand[j - 2], LZ_NONE) < lz_depth(z, t[2], LZ_NONE)) {
+			memcpy(cand + j, cand + j - 4, sizeof(t));
+			j -= 4;
+		}
+		memcpy(cand + j, t, sizeof(t));
+	}
+	return nc;
+}
+
+static uint64_t lz_key(const struct lz *z, uint32_t s)
+{
+	return (vnpu_plan_mix64(s + 1 + ((uint64_t)z->cross << 32)) + lz_hash(z, z->root)) | 1;
+}
+
+/*
+ * The holes of section @s in the tree as it is: its maximal full nodes,
+ * by group, filled as plain holes; when one of them can be neither filled
+ * alone nor joined by a sibling, it is merged across groups with a full
+ * node next to its group, or one at the edge of a neighbouring group
+ * (lz_merge()), and the section is tried again.
+ */
+static int lz_at(struct lz *z, uint32_t s, int again)
 {
 	struct sw *w = z->w;
-	const struct sks_problem *pb = w->pb;
-	size_t nt = 0, nfull = 0, base = z->full_n;
-	uint64_t key, *slot;
-	uint32_t *full, *taken;
+	size_t nt = 0, nfull = 0, base = z->full_n, nc = 0;
+	uint32_t *full, *taken, *cand, k;
+	uint64_t key = 0, *slot = NULL;
 	int r;
 
-	do
-		s++;
-	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
-	if (s > w->deepest) {
-		w->deepest = s;
-		w->gain = vnpu_plan_cpu_ns();
+	if (again) {
+		if (sw_stop(w))
+			return SKS_TIMEOUT;
+		key = lz_key(z, s);
+		slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
+		if (*slot == key)
+			return SKS_INFEASIBLE;
 	}
-	if (!(++w->nodes & 255) && sw_stop(w))
-		return SKS_TIMEOUT;
-	if (s >= pb->nsec)
-		return lz_layout(z) ? SKS_NOMEM : SKS_FOUND;
-	key = (vnpu_plan_mix64(s + 1) + lz_hash(z, z->root)) | 1;
-	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
-	if (*slot == key)
-		return SKS_INFEASIBLE;
 	/* Buffers ending at s: their ancestors count them. */
 	for (uint32_t i = z->en_start[s]; i < z->en_start[s + 1]; i++)
 		for (uint32_t a = z->en[i]; a != LZ_NONE; a = z->parent[a])
@@ -1122,8 +1427,80 @@ static int lz_section(struct lz *z, uint32_t s)
 	}
 	memset(taken, 0, nfull * sizeof(*taken));
 	z->full_n += nfull;
+	z->stuck = LZ_NONE;
 	r = lz_assign(z, s, full, taken, 0, nfull);
 	z->full_n = base;
+	k = z->stuck;
+	z->stuck = LZ_NONE;
+	if (r != SKS_INFEASIBLE || k == LZ_NONE || !z->cross)
+		goto out;
+	/*
+	 * Merges of a stuck node with another full node: of the stuck nodes,
+	 * the one with the fewest (none fails the section).
+	 */
+	cand = malloc(8 * (nfull + 1) * sizeof(*cand));
+	if (!cand)
+		return SKS_NOMEM;
+	nc = lz_cands(z, full, nfull, k, cand);
+	for (size_t i = 0; i < nfull && nc; i++) {
+		uint32_t o = full[i], p = z->parent[o];
+		size_t m;
+
+		if (o == k || (p != LZ_NONE && !z->ord[p] &&
+			       ((i && z->parent[full[i - 1]] == p) ||
+				(i + 1 < nfull && z->parent[full[i + 1]] == p))) ||
+		    lz_can(z, s, z->size[o]))
+			continue;
+		m = lz_cands(z, full, nfull, o, cand + 4 * (nfull + 1));
+		if (m < nc) {
+			memcpy(cand, cand + 4 * (nfull + 1), m * sizeof(*cand));
+			nc = m;
+		}
+	}
+	for (size_t i = 0; i < nc && r == SKS_INFEASIBLE; i += 4) {
+		size_t mark = z->log_n;
+		uint32_t nodes = z->nodes;
+
+		if (lz_cross(z, cand[i], cand[i + 1], cand[i + 2], (int)cand[i + 3]))
+			r = SKS_NOMEM;
+		else
+			r = lz_at(z, s, 1);
+		lz_undo(z, mark, nodes);
+	}
+	free(cand);
+out:
+	if (r == SKS_INFEASIBLE && slot)
+		*slot = key;
+	return r;
+}
+
+/*
+ * After section @s is done: the next section where buffers start, its
+ * holes (the maximal full nodes, by group) and their filling.
+ */
+static int lz_section(struct lz *z, uint32_t s)
+{
+	struct sw *w = z->w;
+	const struct sks_problem *pb = w->pb;
+	uint64_t key, *slot;
+	int r;
+
+	do
+		s++;
+	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
+	if (s > w->deepest) {
+		w->deepest = s;
+		w->gain = vnpu_plan_cpu_ns();
+	}
+	if (!(++w->nodes & 255) && sw_stop(w))
+		return SKS_TIMEOUT;
+	if (s >= pb->nsec)
+		return lz_layout(z) ? SKS_NOMEM : SKS_FOUND;
+	key = lz_key(z, s);
+	slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
+	if (*slot == key)
+		return SKS_INFEASIBLE;
+	r = lz_at(z, s, 0);
 	if (r == SKS_INFEASIBLE)
 		*slot = key;
 	return r;
@@ -1139,6 +1516,9 @@ static void lz_free(struct lz *z)
 	free(z->nlive);
 	free(z->endcnt);
 	free(z->size);
+	free(z->ord);
+	free(z->gofs);
+	free(z->mark);
 	free(z->log);
 	free(z->full);
 	free(z->taken);
@@ -1156,7 +1536,7 @@ static int lz_init(struct lz *z, struct sw *w)
 
 	memset(z, 0, sizeof(*z));
 	z->w = w;
-	z->cap = (uint32_t)(3 * n + 4);
+	z->cap = (uint32_t)(8 * n + 16);
 	z->parent = malloc(z->cap * sizeof(*z->parent));
 	z->first = malloc(z->cap * sizeof(*z->first));
 	z->next = malloc(z->cap * sizeof(*z->next));
@@ -1165,6 +1545,9 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->nlive = malloc(z->cap * sizeof(*z->nlive));
 	z->endcnt = calloc(z->cap, sizeof(*z->endcnt));
 	z->size = malloc(z->cap * sizeof(*z->size));
+	z->ord = calloc(z->cap, sizeof(*z->ord));
+	z->gofs = calloc(z->cap, sizeof(*z->gofs));
+	z->mark = calloc(z->cap, sizeof(*z->mark));
 	z->full = malloc((n + 1) * sizeof(*z->full));
 	z->taken = malloc((n + 1) * sizeof(*z->taken));
 	z->used = calloc(n + 1, sizeof(*z->used));
@@ -1173,7 +1556,8 @@ static int lz_init(struct lz *z, struct sw *w)
 	z->en = malloc((n + 1) * sizeof(*z->en));
 	if (!z->parent || !z->first || !z->next || !z->prev || !z->ghost || !z->nlive ||
 	    !z->endcnt || !z->size || !z->full || !z->taken || !z->used || !z->touched ||
-	    !z->en_start || !z->en)
+	    !z->en_start || !z->en || !z->ord || !z->gofs ||
+	    !z->mark)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		z->parent[i] = z->first[i] = z->next[i] = z->prev[i] = z->ghost[i] = LZ_NONE;
@@ -1202,6 +1586,7 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
 {
 	struct sw w;
 	struct lz z = { 0 };
+	uint64_t total;
 	int result = SKS_NOMEM;
 
 	for (uint32_t s = 0; s < pb->nsec; s++)
@@ -1226,7 +1611,22 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
 		if (lz_link(&z, z.root, w.st[j]))
 			goto out;
 	z.nlive[z.root] = w.st_start[1];
+	/*
+	 * Without merges across groups first, on half of the budget: they
+	 * open subtrees that the plain search refutes at once, and the plain
+	 * search tiles some packings in a few ms that it then takes seconds.
+	 */
+	total = deadline > w.start ? deadline - w.start : 0;
+	w.deadline = w.start + total / 2;
 	result = lz_section(&z, 0);
+	if (result != SKS_FOUND && result != SKS_NOMEM) {
+		z.cross = 1;
+		w.deadline = deadline;
+		w.start = vnpu_plan_cpu_ns();
+		w.gain = w.start;
+		w.deepest = 0;
+		result = w.start < deadline ? lz_section(&z, 0) : SKS_TIMEOUT;
+	}
 out:
 	*nodes += w.nodes;
 	lz_free(&z);

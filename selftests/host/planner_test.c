@@ -768,6 +768,34 @@ TEST(lazy_sweep_tiles_perfect_packings_exactly)
 	}
 }
 
+TEST(lazy_sweep_merges_holes_across_groups)
+{
+	/*
+	 * At 1 the 4 ends and a 2 and a 2 fill it, as one group beside the
+	 * 6; at 2 one of the 2s ends with the 6 and only an 8 starts: the
+	 * hole is that 2, moved to the edge of its group next to the 6, and
+	 * the 6 (an ordered node of the two). Then ladders of 400 buffers
+	 * whose rungs join a lane inside a group to one outside it (seeds 2
+	 * and 5, which the sweep tiles in a few milliseconds that way).
+	 */
+	struct vnpu_plan_buffer pat[] = {
+		{ .size = 4, .first = 0, .last = 1 }, { .size = 6, .first = 0, .last = 2 },
+		{ .size = 2, .first = 1, .last = 2 }, { .size = 2, .first = 1, .last = 3 },
+		{ .size = 8, .first = 2, .last = 3 }, { .size = 10, .first = 3, .last = 4 },
+	};
+
+	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), 1));
+	for (uint64_t seed = 2; seed <= 5; seed += 3) {
+		size_t count = 0;
+		uint64_t opt = 0;
+		struct vnpu_plan_buffer *b = pgen_generate(PGEN_LADDER, 400, seed, &count, &opt);
+
+		ASSERT_NE(NULL, b);
+		EXPECT_EQ(1, sweep_at_lower_bound(_metadata, b, count, 1));
+		free(b);
+	}
+}
+
 TEST(lazy_sweep_honours_its_budget_and_bounds)
 {
 	/*
