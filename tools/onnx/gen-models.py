@@ -847,6 +847,9 @@ def bad_operators(d, x):
     one("onehot_depth", "OneHot", ["i", "d", "v"],
         {"i": i64(0, 1), "d": i64(0), "v": f32(0, 1)})
     one("pad_reflect_wide", "Pad", ["x", "p"], {"p": i64(0, 4, 0, 0)}, mode="reflect")
+    one("pad_edge_empty", "Pad", ["x", "p"], {"p": i64(0, -4, 0, 1)}, mode="edge")
+    one("fold_transpose_perm", "Transpose", ["c"], {"c": np.zeros((2, 3), np.int64)},
+        perm=[0, 0])
     one("qlinearconv_bias", "QLinearConv",
         ["qx", "s", "qz1", "qw", "s", "qz1", "s", "qz1", "bias"],
         {"qx": u8(1, 2, 4, 4), "qw": u8(2, 2, 3, 3), "s": f32(0.1), "qz1": u8(1),
