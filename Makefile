@@ -366,7 +366,8 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
-		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_search.h \
+		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
+		libruntime/mm/planner_search.h \
 		selftests/host/planner_gen.c selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \

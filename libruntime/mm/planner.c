@@ -74,6 +74,8 @@
  * up after 37 ms on average instead of using the 500).
  */
 #define PLAN_SWEEP_STALL_NS 50000000ull
+/* Budget share of the band decomposition (planner_bands.c), first on a target without slack. */
+#define PLAN_BANDS_SHARE 2
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
 #define PLAN_CLASSIC_MAX_PAIRS 20000000ull
 
@@ -1843,7 +1845,7 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 }
 
 /* The searches search_run() runs. */
-enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY };
+enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS };
 
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
@@ -1857,7 +1859,8 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 {
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
-	int r = kind == SEARCH_LAZY ?
+	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
+		kind == SEARCH_LAZY ?
 		sws_lazy_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
 		kind == SEARCH_SWEEP ?
 		sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
@@ -1970,13 +1973,27 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	tight = 1;
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
 		tight = p.sec_total[s] == target;
+	/*
+	 * The band decomposition first, on half of the budget: it returns at
+	 * once when nothing splits, and else its pieces are planned within it;
+	 * what it leaves above the target, the searches below may still beat.
+	 */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
+		uint64_t t = cpu_ns();
+
+		if (search_run(&p, target, t + (deadline - t) / PLAN_BANDS_SHARE, 0, SEARCH_BANDS,
+			       off, &best, &nodes) < 0)
+			goto out;
+	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
-	    tight) {
+	    tight && cpu_ns() < deadline) {
 		uint64_t t = cpu_ns(), slice = deadline - t;
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		if (search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
+		t = cpu_ns();
+		if (best.arena > target &&
+		    search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
 			       &nodes) < 0)
 			goto out;
 		t = cpu_ns();
@@ -1985,7 +2002,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX) {
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX &&
+	    cpu_ns() < deadline) {
 		uint64_t t = cpu_ns();
 
 		if (sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
@@ -2007,7 +2025,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * (on generated perfect packings, planner_bench).
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target &&
-	    (cap || n > PLAN_SEARCH_MAX)) {
+	    (cap || n > PLAN_SEARCH_MAX) && cpu_ns() < deadline) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/* With a capacity: the branch and bound aims at it. */
 			int r = bb_run(&p, target, deadline, off, &nodes);
@@ -2085,6 +2103,12 @@ out:
 	sky_free(&sky);
 	plan_free(&p);
 	return status;
+}
+
+int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_plan_options *opts,
+		    struct vnpu_plan_stats *stats)
+{
+	return compute(bufs, n, opts, stats);
 }
 
 /*

@@ -86,6 +86,38 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 		 uint64_t stall, uint64_t *off, uint64_t *nodes);
 
+/**
+ * pbd_run() - plan a perfect packing by splitting it
+ * @pb: the instance
+ * @target: its live total, the same in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, pieces visited and the pieces' search nodes are added
+ *
+ * Puts buffers live over the whole span at the bottom, cuts in time where
+ * no buffer crosses, and stacks bands (sets of buffers whose live total
+ * is constant), recursively (planner_bands.c); each piece none of these
+ * splits reaches is planned by vnpu_plan_piece() on a share of the time
+ * left. The plan is perfect when every such piece's is, and above
+ * @target by what theirs lose otherwise. Return: SKS_FOUND (a plan, at
+ * @target or not), SKS_INFEASIBLE (@target is not the live total in every
+ * section, an alignment does not divide every size, or nothing splits),
+ * SKS_TIMEOUT or SKS_NOMEM.
+ */
+int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes);
+
+struct vnpu_plan_buffer;
+struct vnpu_plan_options;
+struct vnpu_plan_stats;
+
+/*
+ * vnpu_plan_compute() on the calling thread and its CPU clock, planning
+ * in @bufs itself (planner.c): for a piece of an instance being planned.
+ */
+int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_plan_options *opts,
+		    struct vnpu_plan_stats *stats);
+
 /* CPU time of the calling thread, in ns. */
 uint64_t vnpu_plan_cpu_ns(void);
 

@@ -13,7 +13,7 @@
 #define UNIT 512ull
 
 static const char *const names[PGEN_FAMILIES] = {
-	"guillotine", "tiling", "ladder", "chain", "random",
+	"guillotine", "tiling", "ladder", "chain", "guillotine-fine", "random",
 };
 
 const char *pgen_family_name(unsigned int family)
@@ -63,11 +63,15 @@ static struct vnpu_plan_buffer *to_buffers(const struct rect *r, size_t n)
 	return b;
 }
 
-/* Random guillotine cuts of a random piece until there are @n pieces. */
-static struct rect *guillotine(uint64_t *s, size_t n, uint64_t cap, size_t *count)
+/*
+ * Random guillotine cuts of a random piece until there are @n pieces, on
+ * a time line of @stretch steps per piece.
+ */
+static struct rect *guillotine(uint64_t *s, size_t n, uint64_t cap, size_t *count,
+			       uint64_t stretch)
 {
 	struct rect *r = calloc(n + 1, sizeof(*r));
-	uint64_t horizon = n < 8 ? 8 : n;
+	uint64_t horizon = (n < 8 ? 8 : n) * stretch;
 	size_t k = 1, tries = 0;
 
 	if (!r)
@@ -273,7 +277,10 @@ struct vnpu_plan_buffer *pgen_generate(unsigned int family, size_t n, uint64_t s
 	*count = n;
 	switch (family) {
 	case PGEN_GUILLOTINE:
-		r = guillotine(&s, n, cap, count);
+		r = guillotine(&s, n, cap, count, 1);
+		break;
+	case PGEN_GUILLOTINE_FINE:
+		r = guillotine(&s, n, cap, count, 1000);
 		break;
 	case PGEN_TILING:
 		r = tiling(&s, n, cap, count);

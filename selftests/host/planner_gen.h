@@ -30,6 +30,8 @@
  * @PGEN_CHAIN: buffer i lives [i, i + 2) with a random size; placing the
  *	even buffers at the bottom and the odd ones at the top reaches the
  *	lower bound, so optimum = lower bound
+ * @PGEN_GUILLOTINE_FINE: as @PGEN_GUILLOTINE on a time line 1,000 times
+ *	longer, so that cuts seldom fall on the same instant
  * @PGEN_RANDOM: random lifetimes and sizes; only the lower bound is known
  */
 enum pgen_family {
@@ -37,6 +39,7 @@ enum pgen_family {
 	PGEN_TILING,
 	PGEN_LADDER,
 	PGEN_CHAIN,
+	PGEN_GUILLOTINE_FINE,
 	PGEN_RANDOM,
 	PGEN_FAMILIES
 };

@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Band decomposition of perfect packings: the target equals the live
+ * total in every section, so a plan at the target wastes nothing. Such an
+ * instance often splits into smaller ones that are planned apart and put
+ * together without loss:
+ *
+ * - a buffer live over the whole span of the instance goes at the bottom;
+ *   the rest is a perfect packing of the width left;
+ * - a section boundary no buffer crosses cuts the instance in time: each
+ *   side is planned apart from the same base;
+ * - a band: a set of buffers whose live total is the same in every section
+ *   of the span. Bands that partition the instance are stacked, each in
+ *   its own width, and the plan is perfect if each band's is.
+ *
+ * Bands are found from the boundaries. At a boundary t the buffers that
+ * end free exactly the memory the buffers that start take, so a band's
+ * buffers at t balance: its starters' sizes and its enders' sum the same.
+ * Buffers are joined (union-find) into classes, and the classes are the
+ * bands. At a boundary, the classes whose sums do not balance are joined
+ * by the atoms of their sums (the least balanced subsets, by a subset sum
+ * over at most BD_PARTS_MAX classes) when the atoms are disjoint: every
+ * band is then a union of atoms, so the join is exact. Boundaries are
+ * taken again as classes grow until none decides more. The classes still
+ * unbalanced then form clusters (two share a boundary), and a cluster's
+ * classes are joined by the atoms of their sums over all its boundaries
+ * at once. When these overlap, the split into the most atoms is a guess:
+ * a band above its width then joins the boundaries of its guesses whole
+ * and the bands are formed again, the lowest stack kept. A cluster too
+ * large to search is joined whole.
+ *
+ * A piece none of the three splits reaches is planned by the planner
+ * itself (vnpu_plan_piece()) on a share of the time left; its plan may lie
+ * above its width, and the pieces above it move up: the result is a valid
+ * plan at the target or above it by what the pieces lose. On guillotine
+ * packings whose cuts seldom meet in time (planner_gen.c,
+ * "guillotine-fine") every piece is a buffer, and 6,000 buffers plan in
+ * about 0.1 s; where many cuts fall on one boundary the sums coincide,
+ * the bands merge, and large pieces are left to the searches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner_search.h"
+#include "vnpu.h"
+
+/* Most buffers at one boundary whose atoms are searched (2^N subsets). */
+#define BD_PARTS_MAX 16
+/* Most balanced subsets of one boundary kept while finding its atoms. */
+#define BD_BALANCED_MAX 512
+
+/* A buffer id with a sort key. */
+struct bd_kv {
+	uint32_t key, id;
+};
+
+/* A boundary inside the span of an instance. */
+struct bd_event {
+	uint32_t t;		/* the boundary's section */
+	uint32_t first, count;	/* its buffers: at[first .. first + count - 1] */
+	uint8_t split;		/* split into more than one part (a guess) */
+	uint8_t whole;		/* join all its buffers: a band failed along it */
+	uint8_t done;		/* joined by bd_form() */
+};
+
+struct bd {
+	const struct sks_problem *pb;
+	uint64_t *off;
+	uint64_t deadline, *nodes;
+	uint32_t *parent;	/* union-find over buffer ids */
+	int64_t *sums;		/* subset sums of one boundary: 2^BD_PARTS_MAX */
+	uint8_t *zero;		/* subsets whose sums are all 0: 2^BD_PARTS_MAX */
+	uint32_t *balanced;	/* balanced subsets of one boundary */
+	struct vnpu_plan_buffer *sub;	/* a piece left to bd_leaf() */
+	size_t left;		/* buffers not yet planned by bd_leaf() */
+};
+
+static int bd_cmp(const void *a, const void *b)
+{
+	const struct bd_kv *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static uint32_t bd_find(struct bd *d, uint32_t x)
+{
+	while (d->parent[x] != x) {
+		d->parent[x] = d->parent[d->parent[x]];
+		x = d->parent[x];
+	}
+	return x;
+}
+
+static void bd_join(struct bd *d, uint32_t a, uint32_t b)
+{
+	a = bd_find(d, a);
+	b = bd_find(d, b);
+	if (a != b)
+		d->parent[a < b ? b : a] = a < b ? a : b;
+}
+
+/* Most atoms of one boundary, and search nodes spent on choosing among them. */
+#define BD_ATOMS_MAX 64
+#define BD_COVER_NODES 4096
+
+/* Exact cover of @left by disjoint atoms, as many as can be: bd_atoms(). */
+struct bd_cover {
+	const uint32_t *atoms;
+	uint32_t natoms, nodes;
+	uint32_t pick[BD_PARTS_MAX], best[BD_PARTS_MAX];
+	uint32_t npick, nbest;
+};
+
+static void bd_cover(struct bd_cover *c, uint32_t left)
+{
+	uint32_t low;
+
+	if (!left) {
+		if (c->npick > c->nbest) {
+			memcpy(c->best, c->pick, c->npick * sizeof(*c->pick));
+			c->nbest = c->npick;
+		}
+		return;
+	}
+	low = left & -left;
+	for (uint32_t i = 0; i < c->natoms && c->nodes; i++)
+		if ((c->atoms[i] & low) && !(c->atoms[i] & ~left)) {
+			c->nodes--;
+			c->pick[c->npick++] = c->atoms[i];
+			bd_cover(c, left & ~c->atoms[i]);
+			c->npick--;
+		}
+}
+
+/*
+ * The parts of @k items given the subsets that balance (d->balanced,
+ * @nbal of them, neither empty nor all): @lab gets a part number for each
+ * item. The parts are the atoms (least balanced subsets) when these are
+ * disjoint (every balanced subset is then a union of them). When they
+ * overlap, the items may be split in more than one way: 0 is returned
+ * (not decided) unless @guess, which takes a split into the most atoms.
+ * Returns the number of parts; 1 (all in part 0) when there are too many
+ * atoms to choose from.
+ */
+static uint8_t bd_parts(struct bd *d, uint32_t k, uint32_t nbal, uint8_t *lab, int guess)
+{
+	uint32_t natoms = 0, atoms[BD_ATOMS_MAX], cover = 0;
+	struct bd_cover c = { .atoms = atoms, .nodes = BD_COVER_NODES };
+
+	memset(lab, 0, k);
+	for (uint32_t i = 0; i < nbal; i++) {
+		uint32_t m = d->balanced[i], least = 1;
+
+		for (uint32_t j = 0; j < nbal && least; j++)
+			least = d->balanced[j] == m || (d->balanced[j] & ~m);
+		if (!least)
+			continue;
+		if (natoms == BD_ATOMS_MAX)
+			return guess;
+		atoms[natoms++] = m;
+	}
+	if (natoms < 2)
+		return 1;
+	for (uint32_t i = 0; i < natoms; i++) {
+		if (cover & atoms[i]) {
+			if (!guess)
+				return 0;
+			c.natoms = natoms;
+			bd_cover(&c, (1u << k) - 1);
+			if (!c.nbest)
+				return 1;
+			natoms = c.nbest;
+			memcpy(atoms, c.best, natoms * sizeof(*atoms));
+			break;
+		}
+		cover |= atoms[i];
+	}
+	for (uint32_t i = 0; i < natoms; i++)
+		for (uint32_t b = 0; b < k; b++)
+			if (atoms[i] & (1u << b))
+				lab[b] = (uint8_t)i;
+	return (uint8_t)natoms;
+}
+
+/*
+ * Marks in d->zero the subsets of @k items whose values at one boundary,
+ * @v, sum to 0 (the caller sets d->zero to all ones first).
+ */
+static void bd_zero_sums(struct bd *d, const int64_t *v, uint32_t k)
+{
+	d->sums[0] = 0;
+	for (uint32_t m = 1; m < (1u << k); m++) {
+		d->sums[m] = d->sums[m & (m - 1)] + v[__builtin_ctz(m)];
+		if (d->sums[m])
+			d->zero[m] = 0;
+	}
+}
+
+/* The balanced subsets d->zero marks, into d->balanced; -1 if too many. */
+static int bd_collect(struct bd *d, uint32_t k)
+{
+	uint32_t nbal = 0;
+
+	for (uint32_t m = 1; m + 1 < (1u << k); m++)
+		if (d->zero[m]) {
+			if (nbal == BD_BALANCED_MAX)
+				return -1;
+			d->balanced[nbal++] = m;
+		}
+	return (int)nbal;
+}
+
+static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint64_t base,
+		    uint64_t *height);
+
+/*
+ * A piece none of the splits reaches: planned by the planner itself
+ * (vnpu_plan_piece(), which finds nothing to split in it) on a share of
+ * the time left in proportion to its buffers. *@height is the top of its
+ * plan above @base: @width when perfect.
+ */
+static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, uint64_t *height)
+{
+	const struct sks_problem *pb = d->pb;
+	struct vnpu_plan_options opts = { .strategy = VNPU_PLAN_BEST };
+	struct vnpu_plan_stats stats;
+	uint64_t now = vnpu_plan_cpu_ns();
+
+	/* Nothing split: the caller's searches see the same instance. */
+	if (m == pb->n)
+		return SKS_INFEASIBLE;
+	if (now >= d->deadline)
+		return SKS_TIMEOUT;
+	opts.time_limit_ms = (unsigned int)((d->deadline - now) / 1000000u * m / d->left);
+	if (!opts.time_limit_ms)
+		opts.time_limit_ms = 1;
+	for (size_t i = 0; i < m; i++)
+		d->sub[i] = (struct vnpu_plan_buffer){ .size = pb->size[ids[i]],
+						       .alignment = pb->align[ids[i]],
+						       .first = pb->t0[ids[i]],
+						       .last = pb->t1[ids[i]] };
+	if (vnpu_plan_piece(d->sub, m, &opts, &stats))
+		return SKS_NOMEM;
+	*d->nodes += stats.search_nodes;
+	d->left -= m;
+	for (size_t i = 0; i < m; i++)
+		d->off[ids[i]] = base + d->sub[i].offset;
+	*height = stats.arena_size;
+	return SKS_FOUND;
+}
+
+
+/* A class unbalanced at an undecided boundary: bd_form(). */
+struct bd_net {
+	uint32_t root, event, comp;
+	int64_t net;
+};
+
+static int bd_net_cmp(const void *a, const void *b)
+{
+	const struct bd_net *x = a, *y = b;
+
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/*
+ * The classes at boundary @e (buffers already joined): the unbalanced
+ * ones' sums into @v and a buffer of each into @rep (up to BD_PARTS_MAX),
+ * the balanced ones counted in *@balanced. Returns the unbalanced count.
+ */
+static uint32_t bd_classes(struct bd *d, const struct bd_event *e, const uint32_t *at,
+			   struct bd_kv *cls, int64_t *v, uint32_t *rep, uint32_t *balanced)
+{
+	const struct sks_problem *pb = d->pb;
+	uint32_t k = e->count, c = 0;
+
+	*balanced = 0;
+	for (uint32_t x = 0; x < k; x++)
+		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
+	qsort(cls, k, sizeof(*cls), bd_cmp);
+	for (uint32_t x = 0, y; x < k; x = y) {
+		int64_t net = 0;
+
+		for (y = x; y < k && cls[y].key == cls[x].key; y++)
+			net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
+			       -(int64_t)pb->size[cls[y].id];
+		if (!net) {
+			(*balanced)++;
+			continue;
+		}
+		if (c < BD_PARTS_MAX) {
+			v[c] = net;
+			rep[c] = cls[x].key;
+		}
+		c++;
+	}
+	return c;
+}
+
+/*
+ * Joins (union-find over @ids) the buffers that share a band by the
+ * boundaries @ev. A boundary's buffers fall into classes, those already
+ * joined; a class whose starters and enders balance is a part on its own,
+ * the others are joined by their atoms when these decide (bd_parts()),
+ * until no boundary decides any more. The classes still unbalanced at a
+ * boundary then form clusters (two share a boundary), and within a
+ * cluster the classes are joined by the atoms of their sums over all its
+ * boundaries at once, which coincide far less than at one; when these do
+ * not decide either, the split into the most atoms is a guess, and the
+ * boundaries it covers are marked split. A cluster too large to search is
+ * joined whole, as are the boundaries a failed band marked.
+ */
+static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event *ev, size_t nev,
+		   const uint32_t *at, struct bd_kv *cls)
+{
+	int64_t v[BD_PARTS_MAX];
+	uint32_t rep[BD_PARTS_MAX], balanced, c;
+	uint8_t lab[BD_PARTS_MAX];
+	struct bd_net *net = NULL;
+	uint32_t *cl = NULL;
+	struct bd_kv *order = NULL;
+	size_t nnet = 0, ncomp = 0;
+
+	for (size_t x = 0; x < m; x++)
+		d->parent[ids[x]] = ids[x];
+	for (size_t e = 0; e < nev; e++) {
+		ev[e].done = ev[e].whole;
+		ev[e].split = 0;
+		for (uint32_t x = 1; ev[e].whole && x < ev[e].count; x++)
+			bd_join(d, at[ev[e].first], at[ev[e].first + x]);
+	}
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (size_t e = 0; e < nev; e++) {
+			uint8_t parts = 0;
+
+			if (ev[e].done)
+				continue;
+			c = bd_classes(d, &ev[e], at, cls, v, rep, &balanced);
+			if (c > BD_PARTS_MAX)
+				continue;
+			if (c) {
+				int nbal;
+
+				memset(d->zero, 1, 1u << c);
+				bd_zero_sums(d, v, c);
+				nbal = bd_collect(d, c);
+				if (nbal < 0)
+					continue;
+				parts = bd_parts(d, c, (uint32_t)nbal, lab, 0);
+				if (!parts)
+					continue;
+			}
+			for (uint32_t x = 1; x < c; x++)
+				for (uint32_t y = 0; y < x; y++)
+					if (lab[x] == lab[y]) {
+						bd_join(d, rep[x], rep[y]);
+						break;
+					}
+			ev[e].split = 0;
+			ev[e].done = 1;
+			changed = 1;
+		}
+	}
+	/* The unbalanced classes at the boundaries left, by class. */
+	for (size_t e = 0; e < nev; e++)
+		nnet += ev[e].done ? 0 : ev[e].count;
+	if (!nnet)
+		return 0;
+	net = malloc(nnet * sizeof(*net));
+	cl = malloc((nnet + nev) * sizeof(*cl));
+	order = malloc(nnet * sizeof(*order));
+	if (!net || !cl || !order) {
+		free(net);
+		free(cl);
+		free(order);
+		return -1;
+	}
+	nnet = 0;
+	for (size_t e = 0; e < nev; e++) {
+		const struct sks_problem *pb = d->pb;
+		uint32_t k = ev[e].count;
+
+		if (ev[e].done)
+			continue;
+		for (uint32_t x = 0; x < k; x++)
+			cls[x] = (struct bd_kv){ bd_find(d, at[ev[e].first + x]),
+						 at[ev[e].first + x] };
+		qsort(cls, k, sizeof(*cls), bd_cmp);
+		for (uint32_t x = 0, y; x < k; x = y) {
+			int64_t sum = 0;
+
+			for (y = x; y < k && cls[y].key == cls[x].key; y++)
+				sum += pb->t0[cls[y].id] == ev[e].t ? (int64_t)pb->size[cls[y].id] :
+				       -(int64_t)pb->size[cls[y].id];
+			if (sum)
+				net[nnet++] = (struct bd_net){ cls[x].key, (uint32_t)e, 0, sum };
+		}
+	}
+	qsort(net, nnet, sizeof(*net), bd_net_cmp);
+	/*
+	 * Clusters: union-find over the classes (numbered in @net order, cl[0
+	 * .. ncomp)) and the boundaries (cl[ncomp + e]).
+	 */
+	for (size_t x = 0; x < nnet; x++)
+		if (!x || net[x].root != net[x - 1].root)
+			ncomp++;
+	for (size_t x = 0; x < ncomp + nev; x++)
+		cl[x] = (uint32_t)x;
+	for (size_t x = 0, comp = 0; x < nnet; x++) {
+		uint32_t a, b;
+
+		if (x && net[x].root != net[x - 1].root)
+			comp++;
+		for (a = (uint32_t)comp; cl[a] != a; a = cl[a])
+			;
+		for (b = (uint32_t)(ncomp + net[x].event); cl[b] != b; b = cl[b])
+			;
+		if (a != b)
+			cl[a > b ? a : b] = a > b ? b : a;
+	}
+	for (size_t x = 0; x < ncomp + nev; x++) {
+		uint32_t r = (uint32_t)x;
+
+		while (cl[r] != r)
+			r = cl[r];
+		cl[x] = r;
+	}
+	/* Each cluster: its classes' sums over its boundaries. */
+	for (size_t x = 0, comp = 0; x < nnet; x++) {
+		if (x && net[x].root != net[x - 1].root)
+			comp++;
+		order[x] = (struct bd_kv){ cl[comp], (uint32_t)x };
+		net[x].comp = (uint32_t)comp;
+	}
+	qsort(order, nnet, sizeof(*order), bd_cmp);
+	for (size_t a = 0, b; a < nnet; a = b) {
+		uint32_t members[BD_PARTS_MAX], k = 0, too_many = 0;
+		int nbal = -1;
+
+		for (b = a; b < nnet && order[b].key == order[a].key; b++) {
+			const struct bd_net *x = &net[order[b].id];
+			uint32_t i = 0;
+
+			while (i < k && members[i] != x->comp)
+				i++;
+			if (i < k)
+				continue;
+			if (k == BD_PARTS_MAX)
+				too_many = 1;
+			else
+				members[k++] = x->comp;
+		}
+		if (!too_many) {
+			/* Each boundary's sums in turn: entries by boundary. */
+			for (size_t x = a; x < b; x++)
+				order[x].key = net[order[x].id].event;
+			qsort(order + a, b - a, sizeof(*order), bd_cmp);
+			memset(d->zero, 1, 1u << k);
+			for (size_t x = a, y; x < b; x = y) {
+				memset(v, 0, sizeof(v));
+				for (y = x; y < b && order[y].key == order[x].key; y++)
+					for (uint32_t i = 0; i < k; i++)
+						if (members[i] == net[order[y].id].comp)
+							v[i] = net[order[y].id].net;
+				bd_zero_sums(d, v, k);
+			}
+			nbal = bd_collect(d, k);
+		}
+		if (nbal < 0) {
+			memset(lab, 0, sizeof(lab));
+			c = 1;
+		} else {
+			c = bd_parts(d, k, (uint32_t)nbal, lab, 1);
+		}
+		/* A comp's buffer: entries of one comp share their root. */
+		for (size_t x = a; x < b; x++) {
+			const struct bd_net *y = &net[order[x].id];
+
+			if (nbal < 0)
+				bd_join(d, net[order[a].id].root, y->root);
+			ev[y->event].split = c > 1;
+			ev[y->event].done = 1;
+		}
+		if (nbal >= 0) {
+			for (uint32_t i = 0; i < k; i++)
+				for (size_t x = a; x < b; x++)
+					if (net[order[x].id].comp == members[i]) {
+						rep[i] = net[order[x].id].root;
+						break;
+					}
+			for (uint32_t i = 1; i < k; i++)
+				for (uint32_t j = 0; j < i; j++)
+					if (lab[i] == lab[j]) {
+						bd_join(d, rep[i], rep[j]);
+						break;
+					}
+		}
+	}
+	free(net);
+	free(cl);
+	free(order);
+	return 0;
+}
+
+/*
+ * Bands of @ids (sorted by first section, none live over the whole span
+ * [@t0, @t1), no time cut), each planned by bd_solve() and stacked;
+ * *@height is their total height. A band above its width joins the
+ * boundaries its classes were split along by a guess, and the bands are
+ * formed again; the lowest stack is kept. With one band: bd_leaf().
+ */
+static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint64_t base,
+		    uint32_t t0, uint32_t t1, uint64_t *height)
+{
+	const struct sks_problem *pb = d->pb;
+	struct bd_kv *by_end = malloc(m * sizeof(*by_end)), *by_band = NULL;
+	struct bd_event *ev = malloc(2 * m * sizeof(*ev));
+	uint32_t *at = malloc(2 * m * sizeof(*at));
+	struct bd_kv *cls = malloc(2 * m * sizeof(*cls));
+	uint64_t *kept = NULL, best = UINT64_MAX;
+	uint32_t *kept_id = NULL;
+	size_t nev = 0, nat = 0, i = 0, j = 0;
+	int r = SKS_NOMEM;
+
+	if (!by_end || !ev || !at || !cls)
+		goto out;
+	for (size_t x = 0; x < m; x++)
+		by_end[x] = (struct bd_kv){ pb->t1[ids[x]], ids[x] };
+	qsort(by_end, m, sizeof(*by_end), bd_cmp);
+	/* The boundaries inside the span, with their starters then enders. */
+	while (i < m && pb->t0[ids[i]] == t0)
+		i++;
+	while (i < m || (j < m && by_end[j].key < t1)) {
+		uint32_t t = j < m ? by_end[j].key : t1, k = 0;
+		struct bd_event *e = &ev[nev++];
+
+		if (i < m && pb->t0[ids[i]] < t)
+			t = pb->t0[ids[i]];
+		e->first = (uint32_t)nat;
+		e->t = t;
+		for (; i < m && pb->t0[ids[i]] == t; i++, k++)
+			at[nat++] = ids[i];
+		for (; j < m && by_end[j].key == t; j++, k++)
+			at[nat++] = by_end[j].id;
+		e->count = k;
+		e->whole = 0;
+	}
+	by_band = malloc(m * sizeof(*by_band));
+	kept = malloc(m * sizeof(*kept));
+	kept_id = malloc(m * sizeof(*kept_id));
+	if (!by_band || !kept || !kept_id)
+		goto out;
+	for (;;) {
+		size_t bands = 0, start = 0;
+		uint32_t failed_root = UINT32_MAX;
+		uint64_t top = 0;
+		int joined = 0;
+
+		if (bd_form(d, ids, m, ev, nev, at, cls))
+			goto out;
+		for (size_t x = 0; x < m; x++)
+			by_band[x] = (struct bd_kv){ bd_find(d, ids[x]), ids[x] };
+		qsort(by_band, m, sizeof(*by_band), bd_cmp);
+		for (size_t x = 0; x < m; x++) {
+			ids[x] = by_band[x].id;
+			bands += !x || by_band[x].key != by_band[x - 1].key;
+		}
+		if (bands == 1 && best == UINT64_MAX) {
+			/* Back in order of first sections for the planner. */
+			for (size_t x = 0; x < m; x++)
+				by_band[x] = (struct bd_kv){ pb->t0[ids[x]], ids[x] };
+			qsort(by_band, m, sizeof(*by_band), bd_cmp);
+			for (size_t x = 0; x < m; x++)
+				ids[x] = by_band[x].id;
+			r = bd_leaf(d, ids, m, base, height);
+			goto out;
+		}
+		if (bands == 1)
+			break;
+		/* Each band in its own width: its total at the first section. */
+		while (start < m) {
+			size_t end = start;
+			uint64_t w = 0, h;
+
+			while (end < m && by_band[end].key == by_band[start].key) {
+				if (pb->t0[by_band[end].id] == t0)
+					w += pb->size[by_band[end].id];
+				end++;
+			}
+			r = bd_solve(d, ids + start, end - start, w, base + top, &h);
+			if (r != SKS_FOUND)
+				goto out;
+			if (h > w && failed_root == UINT32_MAX)
+				failed_root = by_band[start].key;
+			top += h;
+			start = end;
+		}
+		if (top < best) {
+			best = top;
+			for (size_t x = 0; x < m; x++) {
+				kept_id[x] = ids[x];
+				kept[x] = d->off[ids[x]];
+			}
+		}
+		if (top <= width)
+			break;
+		/* Join the split boundaries the first band above its width takes part in. */
+		for (size_t x = 0; x < m; x++)
+			d->parent[ids[x]] = by_band[x].key;
+		for (size_t e = 0; e < nev; e++) {
+			if (!ev[e].split || ev[e].whole)
+				continue;
+			for (uint32_t x = 0; x < ev[e].count && !ev[e].whole; x++)
+				if (d->parent[at[ev[e].first + x]] == failed_root) {
+					ev[e].whole = 1;
+					joined = 1;
+				}
+		}
+		if (!joined)
+			break;
+	}
+	for (size_t x = 0; x < m; x++)
+		d->off[kept_id[x]] = kept[x];
+	r = SKS_FOUND;
+	*height = best;
+out:
+	free(by_end);
+	free(by_band);
+	free(ev);
+	free(at);
+	free(cls);
+	free(kept);
+	free(kept_id);
+	return r;
+}
+
+/*
+ * Plans @ids (@m buffers, reordered in place) from @base up, where their
+ * live total is @width in every section of their span; *@height is the
+ * top of the plan above @base, @width when it is perfect. Returns
+ * SKS_FOUND, SKS_INFEASIBLE (nothing split at all: bd_leaf()),
+ * SKS_TIMEOUT or SKS_NOMEM.
+ */
+static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint64_t base,
+		    uint64_t *height)
+{
+	const struct sks_problem *pb = d->pb;
+	uint32_t t0 = UINT32_MAX, t1 = 0, reach;
+	uint64_t bottom = 0, top = 0;
+	struct bd_kv *kv;
+	size_t k = 0, start = 0, cut;
+
+	if (vnpu_plan_cpu_ns() > d->deadline)
+		return SKS_TIMEOUT;
+	(*d->nodes)++;
+	for (size_t i = 0; i < m; i++) {
+		if (pb->t0[ids[i]] < t0)
+			t0 = pb->t0[ids[i]];
+		if (pb->t1[ids[i]] > t1)
+			t1 = pb->t1[ids[i]];
+	}
+	/* Buffers live over the whole span, at the bottom. */
+	for (size_t i = 0; i < m; i++)
+		if (pb->t0[ids[i]] == t0 && pb->t1[ids[i]] == t1) {
+			uint32_t id = ids[i];
+
+			ids[i] = ids[k];
+			ids[k++] = id;
+			d->off[id] = base + bottom;
+			bottom += pb->size[id];
+		}
+	ids += k;
+	m -= k;
+	*height = bottom;
+	if (!m)
+		return SKS_FOUND;
+	width = width > bottom ? width - bottom : 0;
+	kv = malloc(m * sizeof(*kv));
+	if (!kv)
+		return SKS_NOMEM;
+	for (size_t i = 0; i < m; i++)
+		kv[i] = (struct bd_kv){ pb->t0[ids[i]], ids[i] };
+	qsort(kv, m, sizeof(*kv), bd_cmp);
+	for (size_t i = 0; i < m; i++)
+		ids[i] = kv[i].id;
+	free(kv);
+	/* Time cuts: a piece ends where no buffer before it reaches past. */
+	for (cut = 1, reach = pb->t1[ids[0]]; cut < m; cut++) {
+		if (pb->t0[ids[cut]] >= reach)
+			break;
+		if (pb->t1[ids[cut]] > reach)
+			reach = pb->t1[ids[cut]];
+	}
+	if (cut == m) {
+		int r = bd_bands(d, ids, m, width, base + bottom, t0, t1, &top);
+
+		*height = bottom + top;
+		return r;
+	}
+	while (start < m) {
+		uint64_t h;
+		int r;
+
+		for (cut = start + 1, reach = pb->t1[ids[start]]; cut < m; cut++) {
+			if (pb->t0[ids[cut]] >= reach)
+				break;
+			if (pb->t1[ids[cut]] > reach)
+				reach = pb->t1[ids[cut]];
+		}
+		r = bd_solve(d, ids + start, cut - start, width, base + bottom, &h);
+		if (r != SKS_FOUND)
+			return r;
+		if (h > top)
+			top = h;
+		start = cut;
+	}
+	*height = bottom + top;
+	return SKS_FOUND;
+}
+
+static uint64_t bd_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes)
+{
+	struct bd d = { .pb = pb, .off = off, .deadline = deadline, .nodes = nodes,
+			.left = pb->n };
+	uint32_t *ids = malloc((pb->n + 1) * sizeof(*ids));
+	uint64_t unit = target, height;
+	size_t n = pb->n;
+	int r = SKS_NOMEM;
+
+	for (uint32_t s = 0; s < pb->nsec; s++)
+		if (pb->sec_total[s] != target)
+			goto infeasible;
+	for (size_t i = 0; i < n; i++)
+		unit = bd_gcd(unit, pb->size[i]);
+	/* Offsets are sums of sizes: aligned if every alignment divides them. */
+	for (size_t i = 0; i < n; i++)
+		if (unit % pb->align[i])
+			goto infeasible;
+	d.parent = malloc((n + 1) * sizeof(*d.parent));
+	d.sums = malloc(sizeof(*d.sums) << BD_PARTS_MAX);
+	d.balanced = malloc(BD_BALANCED_MAX * sizeof(*d.balanced));
+	d.zero = malloc(1u << BD_PARTS_MAX);
+	d.sub = malloc((n + 1) * sizeof(*d.sub));
+	if (!ids || !d.parent || !d.sums || !d.balanced || !d.zero || !d.sub)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		ids[i] = (uint32_t)i;
+	r = n ? bd_solve(&d, ids, n, target, 0, &height) : SKS_FOUND;
+	goto out;
+infeasible:
+	r = SKS_INFEASIBLE;
+out:
+	free(ids);
+	free(d.parent);
+	free(d.sums);
+	free(d.balanced);
+	free(d.zero);
+	free(d.sub);
+	return r;
+}
