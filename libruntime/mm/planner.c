@@ -21,7 +21,9 @@
  * whatever the overlaps.
  *
  * Search stage, on perfect packings first (no slack at the target in any
- * section): the lazy sweep and the time sweep (planner_sweep.c); then the
+ * section): the band decomposition (planner_bands.c), whose pieces are
+ * planned by compute() itself, the lazy sweep and the time sweep
+ * (planner_sweep.c); then the
  * skyline search (planner_search.c). With a capacity: a depth-first branch
  * and bound over canonical plans in the spirit of MiniMalloc (Moffitt,
  * ASPLOS 2024): buffers are placed in non-decreasing offset order, each at

@@ -23,13 +23,14 @@
  * by the atoms of their sums (the least balanced subsets, by a subset sum
  * over at most BD_PARTS_MAX classes) when the atoms are disjoint: every
  * band is then a union of atoms, so the join is exact. Boundaries are
- * taken again as classes grow until none decides more. The classes still
- * unbalanced then form clusters (two share a boundary), and a cluster's
- * classes are joined by the atoms of their sums over all its boundaries
- * at once. When these overlap, the split into the most atoms is a guess:
- * a band above its width then joins the boundaries of its guesses whole
- * and the bands are formed again, the lowest stack kept. A cluster too
- * large to search is joined whole.
+ * taken again as classes grow until none decides more. Then one boundary
+ * is guessed (bd_form()): its split into the most atoms, or, with too
+ * many classes to search, the largest class with the fewest others that
+ * balance it, and so on (bd_split_wide()); the exact joins go on from
+ * there. A wrong guess mostly takes an atom across two bands and joins
+ * them (a lost split, not a wrong plan); a band that comes out above its
+ * width joins the boundaries of its guesses whole, and the bands are
+ * formed again, the lowest stack kept.
  *
  * A piece none of the three splits reaches is planned by the planner
  * itself (vnpu_plan_piece()) on a share of the time left; its plan may lie
@@ -254,21 +255,6 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 }
 
 
-/* A class unbalanced at an undecided boundary: bd_form(). */
-struct bd_net {
-	uint32_t root, event, comp;
-	int64_t net;
-};
-
-static int bd_net_cmp(const void *a, const void *b)
-{
-	const struct bd_net *x = a, *y = b;
-
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	return x->event < y->event ? -1 : x->event > y->event;
-}
-
 /*
  * The classes at boundary @e (buffers already joined): the unbalanced
  * ones' sums into @v and a buffer of each into @rep (up to BD_PARTS_MAX),
@@ -303,18 +289,144 @@ static uint32_t bd_classes(struct bd *d, const struct bd_event *e, const uint32_
 	return c;
 }
 
+/* Largest table of the subset sums of bd_split_wide(), in bits. */
+#define BD_WIDE_BITS (64u << 20)
+
+/*
+ * Splits the classes of boundary @e whose starters and enders do not
+ * balance (more than BD_PARTS_MAX of them) into balanced parts, a guess:
+ * the class of the largest sum first, with the fewest others that balance
+ * it (a subset sum in units of the sums' gcd), and so on with the rest. A
+ * piece of free space is mostly one large class against a few, where
+ * coincidences are rare; small classes left over form the last part.
+ * Joins all of them when the table would be too large. Returns -1 without
+ * memory.
+ */
+static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t *at,
+			 struct bd_kv *cls)
+{
+	const struct sks_problem *pb = d->pb;
+	uint32_t k = e->count, c = 0, *rep = malloc(k * sizeof(*rep));
+	int64_t *v = malloc(k * sizeof(*v)), unit = 0, span = 0;
+	uint16_t *cnt = NULL;
+	uint8_t *take = NULL, *gone = calloc(k, 1);
+	int r = -1;
+
+	if (!rep || !v || !gone)
+		goto out;
+	for (uint32_t x = 0; x < k; x++)
+		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
+	qsort(cls, k, sizeof(*cls), bd_cmp);
+	for (uint32_t x = 0, y; x < k; x = y) {
+		int64_t net = 0;
+
+		for (y = x; y < k && cls[y].key == cls[x].key; y++)
+			net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
+			       -(int64_t)pb->size[cls[y].id];
+		if (!net)
+			continue;
+		rep[c] = cls[x].key;
+		v[c++] = net;
+	}
+	for (uint32_t i = 0; i < c; i++) {
+		int64_t a = v[i] < 0 ? -v[i] : v[i];
+
+		while (a) {
+			int64_t t = unit % a;
+
+			unit = a;
+			a = t;
+		}
+	}
+	for (uint32_t i = 0; i < c; i++) {
+		v[i] /= unit;
+		span += v[i] > 0 ? v[i] : 0;
+	}
+	if ((uint64_t)c * (uint64_t)(2 * span + 1) > BD_WIDE_BITS || c > UINT16_MAX - 1) {
+		for (uint32_t i = 1; i < c; i++)
+			bd_join(d, rep[0], rep[i]);
+		r = 0;
+		goto out;
+	}
+	cnt = malloc((size_t)(2 * span + 1) * sizeof(*cnt));
+	take = malloc(((size_t)c * (size_t)(2 * span + 1) + 7) / 8);
+	if (!cnt || !take)
+		goto out;
+	for (;;) {
+		uint32_t big = UINT32_MAX;
+		int64_t target, at_sum;
+
+		for (uint32_t i = 0; i < c; i++)
+			if (!gone[i] && (big == UINT32_MAX || (v[i] < 0 ? -v[i] : v[i]) >
+							     (v[big] < 0 ? -v[big] : v[big])))
+				big = i;
+		if (big == UINT32_MAX)
+			break;
+		gone[big] = 1;
+		/* The fewest other classes summing to -v[big]: 0/1, by count. */
+		memset(cnt, 0xff, (size_t)(2 * span + 1) * sizeof(*cnt));
+		cnt[span] = 0;
+		for (uint32_t j = 0; j < c; j++) {
+			size_t row = (size_t)j * (size_t)(2 * span + 1);
+
+			if (gone[j])
+				continue;
+			for (int64_t q = 0; q <= 2 * span; q++) {
+				int64_t s = v[j] > 0 ? 2 * span - q : q, from = s - v[j];
+				size_t bit = row + (size_t)s;
+
+				take[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+				if (from < 0 || from > 2 * span || cnt[from] == UINT16_MAX ||
+				    cnt[from] + 1 >= cnt[s])
+					continue;
+				cnt[s] = (uint16_t)(cnt[from] + 1);
+				take[bit / 8] |= (uint8_t)(1u << (bit % 8));
+			}
+		}
+		target = span - v[big];
+		if (target < 0 || target > 2 * span || cnt[target] == UINT16_MAX)
+			break;
+		at_sum = target;
+		for (uint32_t j = c; j-- > 0;) {
+			size_t bit = (size_t)j * (size_t)(2 * span + 1) + (size_t)at_sum;
+
+			if (gone[j] || !(take[bit / 8] & (1u << (bit % 8))))
+				continue;
+			gone[j] = 1;
+			bd_join(d, rep[big], rep[j]);
+			at_sum -= v[j];
+		}
+	}
+	/* What is left (sums that balance only together) is one part. */
+	for (uint32_t i = 0, first = UINT32_MAX; i < c; i++)
+		if (!gone[i]) {
+			if (first == UINT32_MAX)
+				first = i;
+			else
+				bd_join(d, rep[first], rep[i]);
+		}
+	r = 0;
+out:
+	free(rep);
+	free(v);
+	free(cnt);
+	free(take);
+	free(gone);
+	return r;
+}
+
 /*
  * Joins (union-find over @ids) the buffers that share a band by the
  * boundaries @ev. A boundary's buffers fall into classes, those already
  * joined; a class whose starters and enders balance is a part on its own,
- * the others are joined by their atoms when these decide (bd_parts()),
- * until no boundary decides any more. The classes still unbalanced at a
- * boundary then form clusters (two share a boundary), and within a
- * cluster the classes are joined by the atoms of their sums over all its
- * boundaries at once, which coincide far less than at one; when these do
- * not decide either, the split into the most atoms is a guess, and the
- * boundaries it covers are marked split. A cluster too large to search is
- * joined whole, as are the boundaries a failed band marked.
+ * the others are joined by their atoms when these are disjoint (exact:
+ * bd_parts()), over and over as the classes grow. When no boundary
+ * decides any more, one is guessed: of those whose atoms overlap, the one
+ * of fewest classes takes its split into the most atoms; else the one of
+ * the most classes is split by bd_split_wide(). A wrong guess mostly
+ * takes an atom across two bands and joins them; guessed boundaries are
+ * marked split, so that a band that fails joins them whole (as marked
+ * whole here) when the bands are formed again.
  */
 static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event *ev, size_t nev,
 		   const uint32_t *at, struct bd_kv *cls)
@@ -322,10 +434,6 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 	int64_t v[BD_PARTS_MAX];
 	uint32_t rep[BD_PARTS_MAX], balanced, c;
 	uint8_t lab[BD_PARTS_MAX];
-	struct bd_net *net = NULL;
-	uint32_t *cl = NULL;
-	struct bd_kv *order = NULL;
-	size_t nnet = 0, ncomp = 0;
 
 	for (size_t x = 0; x < m; x++)
 		d->parent[ids[x]] = ids[x];
@@ -336,6 +444,10 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 			bd_join(d, at[ev[e].first], at[ev[e].first + x]);
 	}
 	for (int changed = 1; changed;) {
+		size_t widest = SIZE_MAX, ambiguous = SIZE_MAX;
+		uint32_t widest_c = 0, ambiguous_c = UINT32_MAX;
+		int nbal;
+
 		changed = 0;
 		for (size_t e = 0; e < nev; e++) {
 			uint8_t parts = 0;
@@ -343,19 +455,25 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 			if (ev[e].done)
 				continue;
 			c = bd_classes(d, &ev[e], at, cls, v, rep, &balanced);
-			if (c > BD_PARTS_MAX)
+			if (c > BD_PARTS_MAX) {
+				if (c > widest_c) {
+					widest_c = c;
+					widest = e;
+				}
 				continue;
+			}
 			if (c) {
-				int nbal;
-
 				memset(d->zero, 1, 1u << c);
 				bd_zero_sums(d, v, c);
 				nbal = bd_collect(d, c);
-				if (nbal < 0)
+				parts = nbal < 0 ? 0 : bd_parts(d, c, (uint32_t)nbal, lab, 0);
+				if (!parts) {
+					if (c < ambiguous_c) {
+						ambiguous_c = c;
+						ambiguous = e;
+					}
 					continue;
-				parts = bd_parts(d, c, (uint32_t)nbal, lab, 0);
-				if (!parts)
-					continue;
+				}
 			}
 			for (uint32_t x = 1; x < c; x++)
 				for (uint32_t y = 0; y < x; y++)
@@ -367,145 +485,42 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 			ev[e].done = 1;
 			changed = 1;
 		}
-	}
-	/* The unbalanced classes at the boundaries left, by class. */
-	for (size_t e = 0; e < nev; e++)
-		nnet += ev[e].done ? 0 : ev[e].count;
-	if (!nnet)
-		return 0;
-	net = malloc(nnet * sizeof(*net));
-	cl = malloc((nnet + nev) * sizeof(*cl));
-	order = malloc(nnet * sizeof(*order));
-	if (!net || !cl || !order) {
-		free(net);
-		free(cl);
-		free(order);
-		return -1;
-	}
-	nnet = 0;
-	for (size_t e = 0; e < nev; e++) {
-		const struct sks_problem *pb = d->pb;
-		uint32_t k = ev[e].count;
-
-		if (ev[e].done)
+		if (changed)
 			continue;
-		for (uint32_t x = 0; x < k; x++)
-			cls[x] = (struct bd_kv){ bd_find(d, at[ev[e].first + x]),
-						 at[ev[e].first + x] };
-		qsort(cls, k, sizeof(*cls), bd_cmp);
-		for (uint32_t x = 0, y; x < k; x = y) {
-			int64_t sum = 0;
-
-			for (y = x; y < k && cls[y].key == cls[x].key; y++)
-				sum += pb->t0[cls[y].id] == ev[e].t ? (int64_t)pb->size[cls[y].id] :
-				       -(int64_t)pb->size[cls[y].id];
-			if (sum)
-				net[nnet++] = (struct bd_net){ cls[x].key, (uint32_t)e, 0, sum };
-		}
-	}
-	qsort(net, nnet, sizeof(*net), bd_net_cmp);
-	/*
-	 * Clusters: union-find over the classes (numbered in @net order, cl[0
-	 * .. ncomp)) and the boundaries (cl[ncomp + e]).
-	 */
-	for (size_t x = 0; x < nnet; x++)
-		if (!x || net[x].root != net[x - 1].root)
-			ncomp++;
-	for (size_t x = 0; x < ncomp + nev; x++)
-		cl[x] = (uint32_t)x;
-	for (size_t x = 0, comp = 0; x < nnet; x++) {
-		uint32_t a, b;
-
-		if (x && net[x].root != net[x - 1].root)
-			comp++;
-		for (a = (uint32_t)comp; cl[a] != a; a = cl[a])
-			;
-		for (b = (uint32_t)(ncomp + net[x].event); cl[b] != b; b = cl[b])
-			;
-		if (a != b)
-			cl[a > b ? a : b] = a > b ? b : a;
-	}
-	for (size_t x = 0; x < ncomp + nev; x++) {
-		uint32_t r = (uint32_t)x;
-
-		while (cl[r] != r)
-			r = cl[r];
-		cl[x] = r;
-	}
-	/* Each cluster: its classes' sums over its boundaries. */
-	for (size_t x = 0, comp = 0; x < nnet; x++) {
-		if (x && net[x].root != net[x - 1].root)
-			comp++;
-		order[x] = (struct bd_kv){ cl[comp], (uint32_t)x };
-		net[x].comp = (uint32_t)comp;
-	}
-	qsort(order, nnet, sizeof(*order), bd_cmp);
-	for (size_t a = 0, b; a < nnet; a = b) {
-		uint32_t members[BD_PARTS_MAX], k = 0, too_many = 0;
-		int nbal = -1;
-
-		for (b = a; b < nnet && order[b].key == order[a].key; b++) {
-			const struct bd_net *x = &net[order[b].id];
-			uint32_t i = 0;
-
-			while (i < k && members[i] != x->comp)
-				i++;
-			if (i < k)
-				continue;
-			if (k == BD_PARTS_MAX)
-				too_many = 1;
-			else
-				members[k++] = x->comp;
-		}
-		if (!too_many) {
-			/* Each boundary's sums in turn: entries by boundary. */
-			for (size_t x = a; x < b; x++)
-				order[x].key = net[order[x].id].event;
-			qsort(order + a, b - a, sizeof(*order), bd_cmp);
-			memset(d->zero, 1, 1u << k);
-			for (size_t x = a, y; x < b; x = y) {
-				memset(v, 0, sizeof(v));
-				for (y = x; y < b && order[y].key == order[x].key; y++)
-					for (uint32_t i = 0; i < k; i++)
-						if (members[i] == net[order[y].id].comp)
-							v[i] = net[order[y].id].net;
-				bd_zero_sums(d, v, k);
-			}
-			nbal = bd_collect(d, k);
-		}
-		if (nbal < 0) {
-			memset(lab, 0, sizeof(lab));
-			c = 1;
-		} else {
-			c = bd_parts(d, k, (uint32_t)nbal, lab, 1);
-		}
-		/* A comp's buffer: entries of one comp share their root. */
-		for (size_t x = a; x < b; x++) {
-			const struct bd_net *y = &net[order[x].id];
-
+		/*
+		 * Stuck: the boundary of fewest classes whose atoms overlap takes
+		 * its split into the most atoms, a guess (a wrong one mostly
+		 * joins two bands: an atom taken across them).
+		 */
+		if (ambiguous != SIZE_MAX) {
+			c = bd_classes(d, &ev[ambiguous], at, cls, v, rep, &balanced);
+			memset(d->zero, 1, 1u << c);
+			bd_zero_sums(d, v, c);
+			nbal = bd_collect(d, c);
 			if (nbal < 0)
-				bd_join(d, net[order[a].id].root, y->root);
-			ev[y->event].split = c > 1;
-			ev[y->event].done = 1;
-		}
-		if (nbal >= 0) {
-			for (uint32_t i = 0; i < k; i++)
-				for (size_t x = a; x < b; x++)
-					if (net[order[x].id].comp == members[i]) {
-						rep[i] = net[order[x].id].root;
+				memset(lab, 0, sizeof(lab));
+			else
+				bd_parts(d, c, (uint32_t)nbal, lab, 1);
+			for (uint32_t x = 1; x < c; x++)
+				for (uint32_t y = 0; y < x; y++)
+					if (lab[x] == lab[y]) {
+						bd_join(d, rep[x], rep[y]);
 						break;
 					}
-			for (uint32_t i = 1; i < k; i++)
-				for (uint32_t j = 0; j < i; j++)
-					if (lab[i] == lab[j]) {
-						bd_join(d, rep[i], rep[j]);
-						break;
-					}
+			ev[ambiguous].split = 1;
+			ev[ambiguous].done = 1;
+			changed = 1;
+			continue;
 		}
+		/* Or the boundary of the most unbalanced classes: a guess too. */
+		if (widest == SIZE_MAX)
+			break;
+		if (bd_split_wide(d, &ev[widest], at, cls))
+			return -1;
+		ev[widest].split = 1;
+		ev[widest].done = 1;
+		changed = 1;
 	}
-	free(net);
-	free(cl);
-	free(order);
 	return 0;
 }
 
