@@ -289,30 +289,74 @@ static uint32_t bd_classes(struct bd *d, const struct bd_event *e, const uint32_
 	return c;
 }
 
-/* Largest table of the subset sums of bd_split_wide(), in bits. */
-#define BD_WIDE_BITS (64u << 20)
+/* A class of a wide boundary: its sum and a buffer of it (bd_split_wide()). */
+struct bd_side {
+	int64_t v;
+	uint32_t rep, i;
+};
+
+static int bd_side_cmp(const void *pa, const void *pb)
+{
+	const struct bd_side *a = pa, *b = pb;
+
+	if (a->v != b->v)
+		return a->v < b->v ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/*
+ * Two classes of @s (@n, sorted by sum, those marked in @gone and @skip
+ * left out) summing to @want: their indexes in *@x and *@y, 1 if found.
+ */
+static int bd_pair(const struct bd_side *s, uint32_t n, const uint8_t *gone, uint32_t skip,
+		   int64_t want, uint32_t *x, uint32_t *y)
+{
+	uint32_t a = 0, b = n;
+
+	while (a + 1 < b) {
+		int64_t sum;
+
+		if (gone[a] || a == skip) {
+			a++;
+			continue;
+		}
+		if (gone[b - 1] || b - 1 == skip) {
+			b--;
+			continue;
+		}
+		sum = s[a].v + s[b - 1].v;
+		if (sum == want) {
+			*x = a;
+			*y = b - 1;
+			return 1;
+		}
+		if (sum < want)
+			a++;
+		else
+			b--;
+	}
+	return 0;
+}
 
 /*
  * Splits the classes of boundary @e whose starters and enders do not
  * balance (more than BD_PARTS_MAX of them) into balanced parts, a guess:
- * the class of the largest sum first, with the fewest others that balance
- * it (a subset sum in units of the sums' gcd), and so on with the rest. A
- * piece of free space is mostly one large class against a few, where
- * coincidences are rare; small classes left over form the last part.
- * Joins all of them when the table would be too large. Returns -1 without
- * memory.
+ * the class of the largest sum first, with one, two or three others that
+ * balance it (fewest first), and so on. A piece of free space is mostly
+ * one large class against a few, where coincidences are rare; the classes
+ * left over (no such few balance them) form the last part. Returns -1
+ * without memory.
  */
 static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t *at,
 			 struct bd_kv *cls)
 {
 	const struct sks_problem *pb = d->pb;
-	uint32_t k = e->count, c = 0, *rep = malloc(k * sizeof(*rep));
-	int64_t *v = malloc(k * sizeof(*v)), unit = 0, span = 0;
-	uint16_t *cnt = NULL;
-	uint8_t *take = NULL, *gone = calloc(k, 1);
+	uint32_t k = e->count, c = 0, left = UINT32_MAX;
+	struct bd_side *s = malloc(k * sizeof(*s));
+	uint8_t *gone = calloc(k, 1);
 	int r = -1;
 
-	if (!rep || !v || !gone)
+	if (!s || !gone)
 		goto out;
 	for (uint32_t x = 0; x < k; x++)
 		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
@@ -323,94 +367,59 @@ static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t 
 		for (y = x; y < k && cls[y].key == cls[x].key; y++)
 			net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
 			       -(int64_t)pb->size[cls[y].id];
-		if (!net)
-			continue;
-		rep[c] = cls[x].key;
-		v[c++] = net;
-	}
-	for (uint32_t i = 0; i < c; i++) {
-		int64_t a = v[i] < 0 ? -v[i] : v[i];
-
-		while (a) {
-			int64_t t = unit % a;
-
-			unit = a;
-			a = t;
+		if (net) {
+			s[c] = (struct bd_side){ net, cls[x].key, c };
+			c++;
 		}
 	}
-	for (uint32_t i = 0; i < c; i++) {
-		v[i] /= unit;
-		span += v[i] > 0 ? v[i] : 0;
-	}
-	if ((uint64_t)c * (uint64_t)(2 * span + 1) > BD_WIDE_BITS || c > UINT16_MAX - 1) {
-		for (uint32_t i = 1; i < c; i++)
-			bd_join(d, rep[0], rep[i]);
-		r = 0;
-		goto out;
-	}
-	cnt = malloc((size_t)(2 * span + 1) * sizeof(*cnt));
-	take = malloc(((size_t)c * (size_t)(2 * span + 1) + 7) / 8);
-	if (!cnt || !take)
-		goto out;
+	qsort(s, c, sizeof(*s), bd_side_cmp);
 	for (;;) {
-		uint32_t big = UINT32_MAX;
-		int64_t target, at_sum;
+		uint32_t big = UINT32_MAX, x = 0, y = 0, z = UINT32_MAX;
+		int found = 0;
 
 		for (uint32_t i = 0; i < c; i++)
-			if (!gone[i] && (big == UINT32_MAX || (v[i] < 0 ? -v[i] : v[i]) >
-							     (v[big] < 0 ? -v[big] : v[big])))
+			if (!gone[i] && (big == UINT32_MAX || (s[i].v < 0 ? -s[i].v : s[i].v) >
+							     (s[big].v < 0 ? -s[big].v : s[big].v)))
 				big = i;
 		if (big == UINT32_MAX)
 			break;
 		gone[big] = 1;
-		/* The fewest other classes summing to -v[big]: 0/1, by count. */
-		memset(cnt, 0xff, (size_t)(2 * span + 1) * sizeof(*cnt));
-		cnt[span] = 0;
-		for (uint32_t j = 0; j < c; j++) {
-			size_t row = (size_t)j * (size_t)(2 * span + 1);
-
-			if (gone[j])
-				continue;
-			for (int64_t q = 0; q <= 2 * span; q++) {
-				int64_t s = v[j] > 0 ? 2 * span - q : q, from = s - v[j];
-				size_t bit = row + (size_t)s;
-
-				take[bit / 8] &= (uint8_t)~(1u << (bit % 8));
-				if (from < 0 || from > 2 * span || cnt[from] == UINT16_MAX ||
-				    cnt[from] + 1 >= cnt[s])
-					continue;
-				cnt[s] = (uint16_t)(cnt[from] + 1);
-				take[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		for (uint32_t i = 0; i < c && !found; i++)
+			if (!gone[i] && s[i].v == -s[big].v) {
+				x = i;
+				found = 1;
 			}
+		if (found) {
+			gone[x] = 1;
+			bd_join(d, s[big].rep, s[x].rep);
+			continue;
 		}
-		target = span - v[big];
-		if (target < 0 || target > 2 * span || cnt[target] == UINT16_MAX)
-			break;
-		at_sum = target;
-		for (uint32_t j = c; j-- > 0;) {
-			size_t bit = (size_t)j * (size_t)(2 * span + 1) + (size_t)at_sum;
-
-			if (gone[j] || !(take[bit / 8] & (1u << (bit % 8))))
-				continue;
-			gone[j] = 1;
-			bd_join(d, rep[big], rep[j]);
-			at_sum -= v[j];
+		found = bd_pair(s, c, gone, UINT32_MAX, -s[big].v, &x, &y);
+		for (uint32_t i = 0; i < c && !found; i++)
+			if (!gone[i]) {
+				found = bd_pair(s, c, gone, i, -s[big].v - s[i].v, &x, &y);
+				z = i;
+			}
+		if (!found) {
+			/* Left for the last part. */
+			if (left == UINT32_MAX)
+				left = s[big].rep;
+			else
+				bd_join(d, left, s[big].rep);
+			continue;
+		}
+		gone[x] = 1;
+		gone[y] = 1;
+		bd_join(d, s[big].rep, s[x].rep);
+		bd_join(d, s[big].rep, s[y].rep);
+		if (z != UINT32_MAX) {
+			gone[z] = 1;
+			bd_join(d, s[big].rep, s[z].rep);
 		}
 	}
-	/* What is left (sums that balance only together) is one part. */
-	for (uint32_t i = 0, first = UINT32_MAX; i < c; i++)
-		if (!gone[i]) {
-			if (first == UINT32_MAX)
-				first = i;
-			else
-				bd_join(d, rep[first], rep[i]);
-		}
 	r = 0;
 out:
-	free(rep);
-	free(v);
-	free(cnt);
-	free(take);
+	free(s);
 	free(gone);
 	return r;
 }
@@ -426,7 +435,8 @@ out:
  * the most classes is split by bd_split_wide(). A wrong guess mostly
  * takes an atom across two bands and joins them; guessed boundaries are
  * marked split, so that a band that fails joins them whole (as marked
- * whole here) when the bands are formed again.
+ * whole here) when the bands are formed again. Returns 0, 1 past the
+ * deadline, -1 without memory.
  */
 static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event *ev, size_t nev,
 		   const uint32_t *at, struct bd_kv *cls)
@@ -448,6 +458,8 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 		uint32_t widest_c = 0, ambiguous_c = UINT32_MAX;
 		int nbal;
 
+		if (vnpu_plan_cpu_ns() > d->deadline)
+			return 1;
 		changed = 0;
 		for (size_t e = 0; e < nev; e++) {
 			uint8_t parts = 0;
@@ -578,8 +590,11 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		uint64_t top = 0;
 		int joined = 0;
 
-		if (bd_form(d, ids, m, ev, nev, at, cls))
+		r = bd_form(d, ids, m, ev, nev, at, cls);
+		if (r) {
+			r = r < 0 ? SKS_NOMEM : SKS_TIMEOUT;
 			goto out;
+		}
 		for (size_t x = 0; x < m; x++)
 			by_band[x] = (struct bd_kv){ bd_find(d, ids[x]), ids[x] };
 		qsort(by_band, m, sizeof(*by_band), bd_cmp);
