@@ -236,7 +236,9 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 		return SKS_INFEASIBLE;
 	if (now >= d->deadline)
 		return SKS_TIMEOUT;
-	opts.time_limit_ms = (unsigned int)((d->deadline - now) / 1000000u * m / d->left);
+	/* Pieces planned again after a band failed may have used up the count. */
+	opts.time_limit_ms = (unsigned int)((d->deadline - now) / 1000000u *
+					    (m < d->left ? m : 1) / (m < d->left ? d->left : 1));
 	if (!opts.time_limit_ms)
 		opts.time_limit_ms = 1;
 	for (size_t i = 0; i < m; i++)
@@ -247,7 +249,7 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 	if (vnpu_plan_piece(d->sub, m, &opts, &stats))
 		return SKS_NOMEM;
 	*d->nodes += stats.search_nodes;
-	d->left -= m;
+	d->left -= m < d->left ? m : d->left - 1;
 	for (size_t i = 0; i < m; i++)
 		d->off[ids[i]] = base + d->sub[i].offset;
 	*height = stats.arena_size;
