@@ -108,7 +108,7 @@ static void bd_join(struct bd *d, uint32_t a, uint32_t b)
 #define BD_ATOMS_MAX 64
 #define BD_COVER_NODES 4096
 
-/* Exact cover of @left by disjoint atoms, as many as can be: bd_atoms(). */
+/* Exact cover of @left by disjoint atoms, as many as can be: bd_parts(). */
 struct bd_cover {
 	const uint32_t *atoms;
 	uint32_t natoms, nodes;
@@ -234,11 +234,15 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 	/* Nothing split: the caller's searches see the same instance. */
 	if (m == pb->n)
 		return SKS_INFEASIBLE;
-	if (now >= d->deadline)
-		return SKS_TIMEOUT;
-	/* Pieces planned again after a band failed may have used up the count. */
-	opts.time_limit_ms = (unsigned int)((d->deadline - now) / 1000000u *
-					    (m < d->left ? m : 1) / (m < d->left ? d->left : 1));
+	/*
+	 * Past the deadline, pieces still get a plan (1 ms of search after
+	 * the greedy plans). Pieces planned again after a band failed may
+	 * have used up the count.
+	 */
+	if (now < d->deadline)
+		opts.time_limit_ms = (unsigned int)((d->deadline - now) / 1000000u *
+						    (m < d->left ? m : 1) /
+						    (m < d->left ? d->left : 1));
 	if (!opts.time_limit_ms)
 		opts.time_limit_ms = 1;
 	for (size_t i = 0; i < m; i++)
@@ -593,10 +597,16 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		int joined = 0;
 
 		r = bd_form(d, ids, m, ev, nev, at, cls);
-		if (r) {
-			r = r < 0 ? SKS_NOMEM : SKS_TIMEOUT;
+		if (r < 0) {
+			r = SKS_NOMEM;
 			goto out;
 		}
+		/* Past the deadline: no bands, or the lowest stack so far. */
+		if (r > 0 && best != UINT64_MAX)
+			break;
+		if (r > 0)
+			for (size_t x = 0; x < m; x++)
+				d->parent[ids[x]] = ids[0];
 		for (size_t x = 0; x < m; x++)
 			by_band[x] = (struct bd_kv){ bd_find(d, ids[x]), ids[x] };
 		qsort(by_band, m, sizeof(*by_band), bd_cmp);
@@ -677,8 +687,8 @@ out:
  * Plans @ids (@m buffers, reordered in place) from @base up, where their
  * live total is @width in every section of their span; *@height is the
  * top of the plan above @base, @width when it is perfect. Returns
- * SKS_FOUND, SKS_INFEASIBLE (nothing split at all: bd_leaf()),
- * SKS_TIMEOUT or SKS_NOMEM.
+ * SKS_FOUND, SKS_INFEASIBLE (nothing split at all: bd_leaf()) or
+ * SKS_NOMEM.
  */
 static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint64_t base,
 		    uint64_t *height)
@@ -689,8 +699,6 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 	struct bd_kv *kv;
 	size_t k = 0, start = 0, cut;
 
-	if (vnpu_plan_cpu_ns() > d->deadline)
-		return SKS_TIMEOUT;
 	(*d->nodes)++;
 	for (size_t i = 0; i < m; i++) {
 		if (pb->t0[ids[i]] < t0)

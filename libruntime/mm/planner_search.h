@@ -98,11 +98,11 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
  * no buffer crosses, and stacks bands (sets of buffers whose live total
  * is constant), recursively (planner_bands.c); each piece none of these
  * splits reaches is planned by vnpu_plan_piece() on a share of the time
- * left. The plan is perfect when every such piece's is, and above
- * @target by what theirs lose otherwise. Return: SKS_FOUND (a plan, at
- * @target or not), SKS_INFEASIBLE (@target is not the live total in every
- * section, an alignment does not divide every size, or nothing splits),
- * SKS_TIMEOUT or SKS_NOMEM.
+ * left (past @deadline, the greedy plans and 1 ms of search). The plan
+ * is perfect when every such piece's is, and above @target by what theirs
+ * lose otherwise. Return: SKS_FOUND (a plan, at @target or not),
+ * SKS_INFEASIBLE (@target is not the live total in every section, an
+ * alignment does not divide every size, or nothing splits) or SKS_NOMEM.
  */
 int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
 	    uint64_t *nodes);
