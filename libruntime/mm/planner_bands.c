@@ -64,6 +64,9 @@ struct bd_event {
 	uint8_t split;		/* split into more than one part (a guess) */
 	uint8_t whole;		/* join all its buffers: a band failed along it */
 	uint8_t done;		/* joined by bd_form() */
+	uint8_t stuck;		/* bd_form() found it undecided: 1 atoms overlap, 2 wide */
+	uint32_t stuck_c;	/* its unbalanced classes then */
+	uint64_t sig;		/* and a hash of its classes then */
 };
 
 struct bd {
@@ -75,6 +78,8 @@ struct bd {
 	uint8_t *zero;		/* subsets whose sums are all 0: 2^BD_PARTS_MAX */
 	uint32_t *balanced;	/* balanced subsets of one boundary */
 	struct vnpu_plan_buffer *sub;	/* a piece left to bd_leaf() */
+	uint64_t rng;		/* 0, or the state that breaks ties of guesses */
+	size_t guesses;		/* guesses of the last bd_form() */
 	size_t left;		/* buffers not yet planned by bd_leaf() */
 };
 
@@ -104,14 +109,24 @@ static void bd_join(struct bd *d, uint32_t a, uint32_t b)
 		d->parent[a < b ? b : a] = a < b ? a : b;
 }
 
+/* 1 with odds 1 in @ties when ties are broken at random (d->rng), else 0. */
+static int bd_tie(struct bd *d, uint32_t ties)
+{
+	if (!d->rng)
+		return 0;
+	d->rng = vnpu_plan_mix64(d->rng);
+	return d->rng % ties == 0;
+}
+
 /* Most atoms of one boundary, and search nodes spent on choosing among them. */
 #define BD_ATOMS_MAX 64
 #define BD_COVER_NODES 4096
 
 /* Exact cover of @left by disjoint atoms, as many as can be: bd_parts(). */
 struct bd_cover {
+	struct bd *d;
 	const uint32_t *atoms;
-	uint32_t natoms, nodes;
+	uint32_t natoms, nodes, ties;
 	uint32_t pick[BD_PARTS_MAX], best[BD_PARTS_MAX];
 	uint32_t npick, nbest;
 };
@@ -121,7 +136,12 @@ static void bd_cover(struct bd_cover *c, uint32_t left)
 	uint32_t low;
 
 	if (!left) {
-		if (c->npick > c->nbest) {
+		/* Of the covers with the most atoms, one at random when d->rng. */
+		if (c->npick == c->nbest && !bd_tie(c->d, ++c->ties))
+			return;
+		if (c->npick > c->nbest)
+			c->ties = 1;
+		if (c->npick >= c->nbest) {
 			memcpy(c->best, c->pick, c->npick * sizeof(*c->pick));
 			c->nbest = c->npick;
 		}
@@ -150,7 +170,7 @@ static void bd_cover(struct bd_cover *c, uint32_t left)
 static uint8_t bd_parts(struct bd *d, uint32_t k, uint32_t nbal, uint8_t *lab, int guess)
 {
 	uint32_t natoms = 0, atoms[BD_ATOMS_MAX], cover = 0;
-	struct bd_cover c = { .atoms = atoms, .nodes = BD_COVER_NODES };
+	struct bd_cover c = { .d = d, .atoms = atoms, .nodes = BD_COVER_NODES };
 
 	memset(lab, 0, k);
 	for (uint32_t i = 0; i < nbal; i++) {
@@ -264,15 +284,18 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 /*
  * The classes at boundary @e (buffers already joined): the unbalanced
  * ones' sums into @v and a buffer of each into @rep (up to BD_PARTS_MAX),
- * the balanced ones counted in *@balanced. Returns the unbalanced count.
+ * the balanced ones counted in *@balanced, a hash of all of them in
+ * *@sig. Returns the unbalanced count.
  */
 static uint32_t bd_classes(struct bd *d, const struct bd_event *e, const uint32_t *at,
-			   struct bd_kv *cls, int64_t *v, uint32_t *rep, uint32_t *balanced)
+			   struct bd_kv *cls, int64_t *v, uint32_t *rep, uint32_t *balanced,
+			   uint64_t *sig)
 {
 	const struct sks_problem *pb = d->pb;
 	uint32_t k = e->count, c = 0;
 
 	*balanced = 0;
+	*sig = 0;
 	for (uint32_t x = 0; x < k; x++)
 		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
 	qsort(cls, k, sizeof(*cls), bd_cmp);
@@ -282,6 +305,7 @@ static uint32_t bd_classes(struct bd *d, const struct bd_event *e, const uint32_
 		for (y = x; y < k && cls[y].key == cls[x].key; y++)
 			net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
 			       -(int64_t)pb->size[cls[y].id];
+		*sig = vnpu_plan_mix64(*sig ^ vnpu_plan_mix64(cls[x].key + ((uint64_t)net << 32)));
 		if (!net) {
 			(*balanced)++;
 			continue;
@@ -431,6 +455,22 @@ out:
 }
 
 /*
+ * Boundary @e (index @i), undecided: the widest of too many classes and
+ * the ambiguous one of fewest so far are kept, as bd_form() guesses them.
+ */
+static void bd_note_stuck(const struct bd_event *e, size_t i, size_t *widest,
+			  uint32_t *widest_c, size_t *ambiguous, uint32_t *ambiguous_c)
+{
+	if (e->stuck == 2 && e->stuck_c > *widest_c) {
+		*widest_c = e->stuck_c;
+		*widest = i;
+	} else if (e->stuck == 1 && e->stuck_c < *ambiguous_c) {
+		*ambiguous_c = e->stuck_c;
+		*ambiguous = i;
+	}
+}
+
+/*
  * Joins (union-find over @ids) the buffers that share a band by the
  * boundaries @ev. A boundary's buffers fall into classes, those already
  * joined; a class whose starters and enders balance is a part on its own,
@@ -450,12 +490,14 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 	int64_t v[BD_PARTS_MAX];
 	uint32_t rep[BD_PARTS_MAX], balanced, c;
 	uint8_t lab[BD_PARTS_MAX];
+	uint64_t sig;
 
 	for (size_t x = 0; x < m; x++)
 		d->parent[ids[x]] = ids[x];
 	for (size_t e = 0; e < nev; e++) {
 		ev[e].done = ev[e].whole;
 		ev[e].split = 0;
+		ev[e].stuck = 0;
 		for (uint32_t x = 1; ev[e].whole && x < ev[e].count; x++)
 			bd_join(d, at[ev[e].first], at[ev[e].first + x]);
 	}
@@ -472,12 +514,17 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 
 			if (ev[e].done)
 				continue;
-			c = bd_classes(d, &ev[e], at, cls, v, rep, &balanced);
+			c = bd_classes(d, &ev[e], at, cls, v, rep, &balanced, &sig);
+			/* Undecided with the same classes as before: still so. */
+			if (ev[e].stuck && ev[e].sig == sig) {
+				bd_note_stuck(&ev[e], e, &widest, &widest_c, &ambiguous, &ambiguous_c);
+				continue;
+			}
+			ev[e].sig = sig;
+			ev[e].stuck_c = c;
+			ev[e].stuck = 2;
 			if (c > BD_PARTS_MAX) {
-				if (c > widest_c) {
-					widest_c = c;
-					widest = e;
-				}
+				bd_note_stuck(&ev[e], e, &widest, &widest_c, &ambiguous, &ambiguous_c);
 				continue;
 			}
 			if (c) {
@@ -486,10 +533,9 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 				nbal = bd_collect(d, c);
 				parts = nbal < 0 ? 0 : bd_parts(d, c, (uint32_t)nbal, lab, 0);
 				if (!parts) {
-					if (c < ambiguous_c) {
-						ambiguous_c = c;
-						ambiguous = e;
-					}
+					ev[e].stuck = 1;
+					bd_note_stuck(&ev[e], e, &widest, &widest_c, &ambiguous,
+						      &ambiguous_c);
 					continue;
 				}
 			}
@@ -511,7 +557,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 		 * joins two bands: an atom taken across them).
 		 */
 		if (ambiguous != SIZE_MAX) {
-			c = bd_classes(d, &ev[ambiguous], at, cls, v, rep, &balanced);
+			c = bd_classes(d, &ev[ambiguous], at, cls, v, rep, &balanced, &sig);
 			memset(d->zero, 1, 1u << c);
 			bd_zero_sums(d, v, c);
 			nbal = bd_collect(d, c);
@@ -526,6 +572,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 						break;
 					}
 			ev[ambiguous].split = 1;
+			d->guesses++;
 			ev[ambiguous].done = 1;
 			changed = 1;
 			continue;
@@ -536,10 +583,23 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 		if (bd_split_wide(d, &ev[widest], at, cls))
 			return -1;
 		ev[widest].split = 1;
+		d->guesses++;
 		ev[widest].done = 1;
 		changed = 1;
 	}
 	return 0;
+}
+
+/* Tries of bd_form() when its guesses leave one band: bd_bands(). */
+#define BD_TRIES 8
+
+/* 1 when @ids (@m buffers) are all joined. */
+static int bd_one_band(struct bd *d, const uint32_t *ids, size_t m)
+{
+	for (size_t x = 1; x < m; x++)
+		if (bd_find(d, ids[x]) != bd_find(d, ids[0]))
+			return 0;
+	return 1;
 }
 
 /*
@@ -558,6 +618,7 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 	uint32_t *at = malloc(2 * m * sizeof(*at));
 	struct bd_kv *cls = malloc(2 * m * sizeof(*cls));
 	uint64_t *kept = NULL, best = UINT64_MAX;
+	int tried = 0;
 	uint32_t *kept_id = NULL;
 	size_t nev = 0, nat = 0, i = 0, j = 0;
 	int r = SKS_NOMEM;
@@ -596,7 +657,20 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		uint64_t top = 0;
 		int joined = 0;
 
+		d->guesses = 0;
 		r = bd_form(d, ids, m, ev, nev, at, cls);
+		/*
+		 * Guesses that left one band (a wrong one joins two): again, of
+		 * the splits into the most atoms one at random, until one splits.
+		 */
+		for (unsigned int try = 1; !r && best == UINT64_MAX && d->guesses &&
+		     try < BD_TRIES && bd_one_band(d, ids, m); try++) {
+			d->rng = vnpu_plan_mix64(0x6a09e667f3bcc909ull + try);
+			d->guesses = 0;
+			r = bd_form(d, ids, m, ev, nev, at, cls);
+			d->rng = 0;
+			tried = 1;
+		}
 		if (r < 0) {
 			r = SKS_NOMEM;
 			goto out;
@@ -667,6 +741,26 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		}
 		if (!joined)
 			break;
+	}
+	/*
+	 * A split found by a try that lies above the width: the piece as one
+	 * band (the planner on all of it) may do better; the lower is kept.
+	 */
+	if (tried && best > width) {
+		uint64_t h;
+
+		for (size_t x = 0; x < m; x++)
+			by_band[x] = (struct bd_kv){ pb->t0[ids[x]], ids[x] };
+		qsort(by_band, m, sizeof(*by_band), bd_cmp);
+		for (size_t x = 0; x < m; x++)
+			ids[x] = by_band[x].id;
+		r = bd_leaf(d, ids, m, base, &h);
+		if (r != SKS_FOUND)
+			goto out;
+		if (h < best) {
+			*height = h;
+			goto out;
+		}
 	}
 	for (size_t x = 0; x < m; x++)
 		d->off[kept_id[x]] = kept[x];
