@@ -92,6 +92,16 @@ static int bd_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Orders @ids (@m buffers) by first section, @kv holding @m of scratch. */
+static void bd_by_first(const struct sks_problem *pb, uint32_t *ids, size_t m, struct bd_kv *kv)
+{
+	for (size_t i = 0; i < m; i++)
+		kv[i] = (struct bd_kv){ pb->t0[ids[i]], ids[i] };
+	qsort(kv, m, sizeof(*kv), bd_cmp);
+	for (size_t i = 0; i < m; i++)
+		ids[i] = kv[i].id;
+}
+
 static uint32_t bd_find(struct bd *d, uint32_t x)
 {
 	while (d->parent[x] != x) {
@@ -690,11 +700,7 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		}
 		if (bands == 1 && best == UINT64_MAX) {
 			/* Back in order of first sections for the planner. */
-			for (size_t x = 0; x < m; x++)
-				by_band[x] = (struct bd_kv){ pb->t0[ids[x]], ids[x] };
-			qsort(by_band, m, sizeof(*by_band), bd_cmp);
-			for (size_t x = 0; x < m; x++)
-				ids[x] = by_band[x].id;
+			bd_by_first(pb, ids, m, by_band);
 			r = bd_leaf(d, ids, m, base, height);
 			goto out;
 		}
@@ -749,11 +755,7 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 	if (tried && best > width) {
 		uint64_t h;
 
-		for (size_t x = 0; x < m; x++)
-			by_band[x] = (struct bd_kv){ pb->t0[ids[x]], ids[x] };
-		qsort(by_band, m, sizeof(*by_band), bd_cmp);
-		for (size_t x = 0; x < m; x++)
-			ids[x] = by_band[x].id;
+		bd_by_first(pb, ids, m, by_band);
 		r = bd_leaf(d, ids, m, base, &h);
 		if (r != SKS_FOUND)
 			goto out;
@@ -819,11 +821,7 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 	kv = malloc(m * sizeof(*kv));
 	if (!kv)
 		return SKS_NOMEM;
-	for (size_t i = 0; i < m; i++)
-		kv[i] = (struct bd_kv){ pb->t0[ids[i]], ids[i] };
-	qsort(kv, m, sizeof(*kv), bd_cmp);
-	for (size_t i = 0; i < m; i++)
-		ids[i] = kv[i].id;
+	bd_by_first(pb, ids, m, kv);
 	free(kv);
 	/* Time cuts: a piece ends where no buffer before it reaches past. */
 	for (cut = 1, reach = pb->t1[ids[0]]; cut < m; cut++) {
