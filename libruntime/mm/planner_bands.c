@@ -291,6 +291,33 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 }
 
 
+/* The buffers of boundary @e into @cls, by class (union-find root). */
+static void bd_sort_classes(struct bd *d, const struct bd_event *e, const uint32_t *at,
+			    struct bd_kv *cls)
+{
+	for (uint32_t x = 0; x < e->count; x++)
+		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
+	qsort(cls, e->count, sizeof(*cls), bd_cmp);
+}
+
+/*
+ * Of the class whose buffers start at cls[@x] (@cls by class, @k of them)
+ * at boundary @e: its starters' sizes less its enders'; the index after
+ * it in *@end.
+ */
+static int64_t bd_class_net(const struct sks_problem *pb, const struct bd_event *e,
+			    const struct bd_kv *cls, uint32_t k, uint32_t x, uint32_t *end)
+{
+	int64_t net = 0;
+	uint32_t y;
+
+	for (y = x; y < k && cls[y].key == cls[x].key; y++)
+		net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
+		       -(int64_t)pb->size[cls[y].id];
+	*end = y;
+	return net;
+}
+
 /*
  * The classes at boundary @e (buffers already joined): the unbalanced
  * ones' sums into @v and a buffer of each into @rep (up to BD_PARTS_MAX),
@@ -306,15 +333,10 @@ static uint32_t bd_classes(struct bd *d, const struct bd_event *e, const uint32_
 
 	*balanced = 0;
 	*sig = 0;
-	for (uint32_t x = 0; x < k; x++)
-		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
-	qsort(cls, k, sizeof(*cls), bd_cmp);
+	bd_sort_classes(d, e, at, cls);
 	for (uint32_t x = 0, y; x < k; x = y) {
-		int64_t net = 0;
+		int64_t net = bd_class_net(pb, e, cls, k, x, &y);
 
-		for (y = x; y < k && cls[y].key == cls[x].key; y++)
-			net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
-			       -(int64_t)pb->size[cls[y].id];
 		*sig = vnpu_plan_mix64(*sig ^ vnpu_plan_mix64(cls[x].key + ((uint64_t)net << 32)));
 		if (!net) {
 			(*balanced)++;
@@ -398,15 +420,10 @@ static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t 
 
 	if (!s || !gone)
 		goto out;
-	for (uint32_t x = 0; x < k; x++)
-		cls[x] = (struct bd_kv){ bd_find(d, at[e->first + x]), at[e->first + x] };
-	qsort(cls, k, sizeof(*cls), bd_cmp);
+	bd_sort_classes(d, e, at, cls);
 	for (uint32_t x = 0, y; x < k; x = y) {
-		int64_t net = 0;
+		int64_t net = bd_class_net(pb, e, cls, k, x, &y);
 
-		for (y = x; y < k && cls[y].key == cls[x].key; y++)
-			net += pb->t0[cls[y].id] == e->t ? (int64_t)pb->size[cls[y].id] :
-			       -(int64_t)pb->size[cls[y].id];
 		if (net) {
 			s[c] = (struct bd_side){ net, cls[x].key, c };
 			c++;
@@ -751,15 +768,17 @@ static int bd_bands(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 	/*
 	 * A split found by a try that lies above the width: the piece as one
 	 * band (the planner on all of it) may do better; the lower is kept.
+	 * The offsets of the split are written back below otherwise.
 	 */
 	if (tried && best > width) {
 		uint64_t h;
 
 		bd_by_first(pb, ids, m, by_band);
 		r = bd_leaf(d, ids, m, base, &h);
-		if (r != SKS_FOUND)
+		if (r == SKS_NOMEM)
 			goto out;
-		if (h < best) {
+		/* (The whole instance is left to the caller: SKS_INFEASIBLE.) */
+		if (r == SKS_FOUND && h < best) {
 			*height = h;
 			goto out;
 		}
@@ -857,17 +876,6 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 	return SKS_FOUND;
 }
 
-static uint64_t bd_gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
 	    uint64_t *nodes)
 {
@@ -882,7 +890,7 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 		if (pb->sec_total[s] != target)
 			goto infeasible;
 	for (size_t i = 0; i < n; i++)
-		unit = bd_gcd(unit, pb->size[i]);
+		unit = vnpu_plan_gcd(unit, pb->size[i]);
 	/* Offsets are sums of sizes: aligned if every alignment divides them. */
 	for (size_t i = 0; i < n; i++)
 		if (unit % pb->align[i])

@@ -109,6 +109,17 @@ uint64_t vnpu_plan_mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 static uint64_t sk_rand(uint64_t *s)
 {
 	return vnpu_plan_mix64(*s += 0x9e3779b97f4a7c15ull);

@@ -121,6 +121,9 @@ int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_p
 /* CPU time of the calling thread, in ns. */
 uint64_t vnpu_plan_cpu_ns(void);
 
+/* Greatest common divisor of @a and @b (@a when @b is 0). */
+uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b);
+
 /* The splitmix64 finalizer: a 64-bit hash of @z. */
 uint64_t vnpu_plan_mix64(uint64_t z);
 

@@ -88,17 +88,6 @@ struct sw_key {
 	uint32_t t0, t1, id, level;
 };
 
-static uint64_t sw_gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* 1 when a bit of [@from, @top] is set. */
 static int sw_any(const uint64_t *bits, uint64_t from, uint64_t top)
 {
@@ -668,7 +657,7 @@ static int sw_init(struct sw *w, const struct sks_problem *pb, uint64_t target,
 		if (keys[i].level)
 			w->ntop[pb->t0[i]]++;
 		w->st_start[pb->t0[i] + 1]++;
-		w->unit = sw_gcd(w->unit, pb->size[i]);
+		w->unit = vnpu_plan_gcd(w->unit, pb->size[i]);
 	}
 	for (uint32_t s = 0; s <= ns; s++)
 		w->st_start[s + 1] += w->st_start[s];
