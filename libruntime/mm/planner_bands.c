@@ -497,6 +497,17 @@ static void bd_note_stuck(const struct bd_event *e, size_t i, size_t *widest,
 	}
 }
 
+/* Joins the classes of @rep (@c of them) that bd_parts() put in one part (@lab). */
+static void bd_join_parts(struct bd *d, const uint32_t *rep, const uint8_t *lab, uint32_t c)
+{
+	for (uint32_t x = 1; x < c; x++)
+		for (uint32_t y = 0; y < x; y++)
+			if (lab[x] == lab[y]) {
+				bd_join(d, rep[x], rep[y]);
+				break;
+			}
+}
+
 /*
  * Joins (union-find over @ids) the buffers that share a band by the
  * boundaries @ev. A boundary's buffers fall into classes, those already
@@ -566,12 +577,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 					continue;
 				}
 			}
-			for (uint32_t x = 1; x < c; x++)
-				for (uint32_t y = 0; y < x; y++)
-					if (lab[x] == lab[y]) {
-						bd_join(d, rep[x], rep[y]);
-						break;
-					}
+			bd_join_parts(d, rep, lab, c);
 			ev[e].split = 0;
 			ev[e].done = 1;
 			changed = 1;
@@ -592,12 +598,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 				memset(lab, 0, sizeof(lab));
 			else
 				bd_parts(d, c, (uint32_t)nbal, lab, 1);
-			for (uint32_t x = 1; x < c; x++)
-				for (uint32_t y = 0; y < x; y++)
-					if (lab[x] == lab[y]) {
-						bd_join(d, rep[x], rep[y]);
-						break;
-					}
+			bd_join_parts(d, rep, lab, c);
 			ev[ambiguous].split = 1;
 			d->guesses++;
 			ev[ambiguous].done = 1;
