@@ -69,6 +69,17 @@
  */
 #define PLAN_LAZY_SHARE 16
 /*
+ * Where the band decomposition finds nothing to split and the instance is
+ * not itself one of its pieces (lanes of a ladder, say), the sweeps are
+ * the searches that tile it: the lazy sweep gets half of the budget (of
+ * any budget, not only of the default one) and neither sweep a stall rule. Some ladders take them hundreds of ms of
+ * backtracking (ladders of 1,500 buffers, seeds 1 to 50: 46 tiled, 43
+ * with the shares above). A piece keeps those: the skyline search does
+ * better on it (guillotine packings of 1,500, seeds 1 to 20: 15% at the
+ * optimum instead of 20% when pieces took the shares below too).
+ */
+#define PLAN_LAZY_SHARE_WHOLE 2
+/*
  * The sweep gives up after this much CPU time without a new section (and
  * as long as the deepest took): it tiles a perfect packing steadily or
  * thrashes on an early choice (ladders of 1,500 buffers, seeds 1 to 20,
@@ -1852,20 +1863,22 @@ enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS };
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
  * (SEARCH_SWEEP) or the lazy sweep (SEARCH_LAZY; a target without slack
- * only) for a plan within @target: 1 and @best updated when found, 0 if
- * not, -1 without memory.
+ * only; both with the stall rule @stall, 0 for none) for a plan within
+ * @target: 1 and @best updated when found, 0 if not, -1 without memory.
+ * The band decomposition (SEARCH_BANDS) returns 1 when it split the
+ * instance, whether or not its plan reaches @target.
  */
 static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
-		      uint64_t seed, int kind, uint64_t *off, struct best *best,
+		      uint64_t seed, uint64_t stall, int kind, uint64_t *off, struct best *best,
 		      uint64_t *nodes)
 {
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
 	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_LAZY ?
-		sws_lazy_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
+		sws_lazy_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_SWEEP ?
-		sws_run(&pb, target, deadline, PLAN_SWEEP_STALL_NS, off, nodes) :
+		sws_run(&pb, target, deadline, stall, off, nodes) :
 		sks_run(&pb, target, deadline, seed, off, nodes);
 
 	if (r == SKS_NOMEM)
@@ -1884,19 +1897,23 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 static int sky_search(const struct plan *p, uint64_t target, uint64_t deadline,
 		      uint64_t seed, uint64_t *off, struct best *best, uint64_t *nodes)
 {
-	return search_run(p, target, deadline, seed, SEARCH_SKY, off, best, nodes);
+	return search_run(p, target, deadline, seed, 0, SEARCH_SKY, off, best, nodes);
 }
 
 /* The time sweep (planner_sweep.c), as sky_search(). */
-static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t *off,
-		 struct best *best, uint64_t *nodes)
+static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t stall,
+		 uint64_t *off, struct best *best, uint64_t *nodes)
 {
-	return search_run(p, target, deadline, 0, SEARCH_SWEEP, off, best, nodes);
+	return search_run(p, target, deadline, 0, stall, SEARCH_SWEEP, off, best, nodes);
 }
 
+/*
+ * vnpu_plan_compute() on the calling thread; @piece when @bufs is a piece
+ * the band decomposition left to the planner (vnpu_plan_piece()).
+ */
 static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		   const struct vnpu_plan_options *opts,
-		   struct vnpu_plan_stats *stats)
+		   struct vnpu_plan_stats *stats, int piece)
 {
 	struct plan p;
 	struct key *keys = NULL;
@@ -1904,7 +1921,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	uint64_t *off = NULL;
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
-	int classic, tight;
+	int classic, tight, split = 0;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
@@ -1966,9 +1983,10 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	deadline = cpu_ns() + time_ms * 1000000ull;
 	/*
 	 * When the target leaves no slack in any section: first the lazy
-	 * sweep on 1/16 of the budget (of the default budget at most), then
-	 * the time sweep on a quarter (both tile such instances fast or not
-	 * at all; the time sweep's pruning then admits only zero-waste
+	 * sweep on 1/16 of the budget (of the default budget at most; half
+	 * of the budget on an instance the band decomposition leaves whole),
+	 * then the time sweep on a quarter (both tile such instances fast or
+	 * not at all; the time sweep's pruning then admits only zero-waste
 	 * moves). Else the time sweep as a short try (1/32 of the budget
 	 * left) after the skyline search.
 	 */
@@ -1983,24 +2001,30 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
 		uint64_t t = cpu_ns();
 
-		if (search_run(&p, target, t + (deadline - t) / PLAN_BANDS_SHARE, 0, SEARCH_BANDS,
-			       off, &best, &nodes) < 0)
+		split = search_run(&p, target, t + (deadline - t) / PLAN_BANDS_SHARE, 0, 0,
+				   SEARCH_BANDS, off, &best, &nodes);
+		if (split < 0)
 			goto out;
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
 	    tight && cpu_ns() < deadline) {
+		/* See PLAN_LAZY_SHARE_WHOLE. */
+		int whole = !split && !piece;
 		uint64_t t = cpu_ns(), slice = deadline - t;
+		uint64_t stall = whole ? 0 : PLAN_SWEEP_STALL_NS;
+		uint64_t lazy = whole ? PLAN_LAZY_SHARE_WHOLE : PLAN_LAZY_SHARE;
 
-		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
+		if (!whole && slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
 		t = cpu_ns();
 		if (best.arena > target &&
-		    search_run(&p, target, t + slice / PLAN_LAZY_SHARE, 0, SEARCH_LAZY, off, &best,
+		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_LAZY, off, &best,
 			       &nodes) < 0)
 			goto out;
 		t = cpu_ns();
 		if (t < deadline && best.arena > target &&
-		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, off, &best, &nodes) < 0)
+		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, stall, off, &best,
+			  &nodes) < 0)
 			goto out;
 	}
 	/* The skyline search, on half of the budget. */
@@ -2017,8 +2041,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		uint64_t t = cpu_ns();
 
 		if (t < deadline &&
-		    sweep(&p, target, t + (deadline - t) / PLAN_SWEEP_SHARE_LOOSE, off, &best,
-			  &nodes) < 0)
+		    sweep(&p, target, t + (deadline - t) / PLAN_SWEEP_SHARE_LOOSE,
+			  PLAN_SWEEP_STALL_NS, off, &best, &nodes) < 0)
 			goto out;
 	}
 	/*
@@ -2110,7 +2134,7 @@ out:
 int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_plan_options *opts,
 		    struct vnpu_plan_stats *stats)
 {
-	return compute(bufs, n, opts, stats);
+	return compute(bufs, n, opts, stats, 1);
 }
 
 /*
@@ -2135,7 +2159,7 @@ static void *compute_thread(void *arg)
 {
 	struct compute_call *c = arg;
 
-	c->status = compute(c->bufs, c->n, c->opts, c->stats);
+	c->status = compute(c->bufs, c->n, c->opts, c->stats, 0);
 	return NULL;
 }
 
@@ -2149,12 +2173,12 @@ static int compute_on_big_stack(struct vnpu_plan_buffer *bufs, size_t n,
 	int started;
 
 	if (n < PLAN_THREAD_MIN || pthread_attr_init(&attr))
-		return compute(bufs, n, opts, stats);
+		return compute(bufs, n, opts, stats, 0);
 	started = !pthread_attr_setstacksize(&attr, PLAN_THREAD_STACK) &&
 		  !pthread_create(&th, &attr, compute_thread, &c);
 	pthread_attr_destroy(&attr);
 	if (!started)
-		return compute(bufs, n, opts, stats);
+		return compute(bufs, n, opts, stats, 0);
 	pthread_join(th, NULL);
 	return c.status;
 }
