@@ -1857,6 +1857,9 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 	return arena;
 }
 
+/* Which search found the best plan so far (for the bisection). */
+enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
+
 /* The searches search_run() runs. */
 enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS };
 
@@ -1921,7 +1924,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	uint64_t *off = NULL;
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
-	int classic, tight, split = 0;
+	int classic, tight, split = 0, lead = LEAD_NONE;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
@@ -2031,10 +2034,13 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX &&
 	    cpu_ns() < deadline) {
 		uint64_t t = cpu_ns();
+		int r = sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
+				   &nodes);
 
-		if (sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
-			       &nodes) < 0)
+		if (r < 0)
 			goto out;
+		if (r)
+			lead = LEAD_SKY;
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
 	    !tight) {
@@ -2056,8 +2062,10 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			/* With a capacity: the branch and bound aims at it. */
 			int r = bb_run(&p, target, deadline, off, &nodes);
 
-			if (r == 1)
+			if (r == 1) {
 				keep(&best, off, plan_arena(&p, off), n);
+				lead = LEAD_BB;
+			}
 		} else {
 			/*
 			 * Half of the budget, the rest to the skyline search's
@@ -2081,18 +2089,38 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	/*
 	 * Anytime: while budget is left and the plan is above the lower
 	 * bound (a capacity may leave room), bisect towards it with the
-	 * skyline search.
+	 * skyline search. Where the target leaves slack, up to
+	 * PLAN_SEARCH_MAX buffers, the branch and bound takes part unless
+	 * the skyline search found the last plan: each step goes first, on
+	 * 3/4 of its time, to the search that found it (the skyline search
+	 * when neither did), then to the other. MiniMalloc J: the skyline
+	 * search does not fit its capacity in its half of the budget, the
+	 * branch and bound then does in 5 ms; on D the skyline search finds
+	 * every plan, and 3/4 of a step made it miss one.
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && n <= PLAN_SKY_MAX) {
+		int both = !tight && n <= PLAN_SEARCH_MAX;
 		uint64_t lo = p.lower_bound;
 
 		for (uint64_t t = cpu_ns(); lo < best.arena && t < deadline; t = cpu_ns()) {
-			uint64_t mid = lo + (best.arena - lo) / 2;
-			int r = sky_search(&p, mid, t + (deadline - t) / 2, opts->seed, off, &best,
-					   &nodes);
+			uint64_t mid = lo + (best.arena - lo) / 2, step = (deadline - t) / 2;
+			int tries = both && lead != LEAD_SKY ? 2 : 1, r = 0;
 
-			if (r < 0)
-				goto out;
+			for (int k = 0; k < tries && !r; k++) {
+				int bb = tries == 2 && (k ^ (lead == LEAD_BB));
+				uint64_t dl = cpu_ns() + (tries == 1 ? step : k ? step / 4 : step * 3 / 4);
+
+				if (!bb) {
+					r = sky_search(&p, mid, dl, opts->seed, off, &best, &nodes);
+					if (r < 0)
+						goto out;
+				} else if (bb_run(&p, mid, dl, off, &nodes) == 1) {
+					keep(&best, off, plan_arena(&p, off), n);
+					r = 1;
+				}
+				if (r)
+					lead = bb ? LEAD_BB : LEAD_SKY;
+			}
 			if (!r)
 				lo = mid + 1;
 		}
