@@ -71,14 +71,20 @@
 /*
  * Where the band decomposition finds nothing to split and the instance is
  * not itself one of its pieces (lanes of a ladder, say), the sweeps are
- * the searches that tile it: the lazy sweep gets half of the budget (of
- * any budget, not only of the default one) and neither sweep a stall rule. Some ladders take them hundreds of ms of
- * backtracking (ladders of 1,500 buffers, seeds 1 to 50: 46 tiled, 43
+ * the searches that tile it: the lazy sweep gets a quarter of the budget
+ * (of any budget, not only of the default one) and neither sweep a stall
+ * rule. Some ladders take them hundreds of ms of backtracking without a
+ * new section (ladders of 1,500 buffers, seeds 1 to 50: 46 tiled, 42
  * with the shares above). A piece keeps those: the skyline search does
  * better on it (guillotine packings of 1,500, seeds 1 to 20: 15% at the
- * optimum instead of 20% when pieces took the shares below too).
+ * optimum instead of 20% when pieces took these too). Only up to
+ * PLAN_SEARCH_MAX buffers: above, the improvement stage needs its half
+ * for the plans the sweeps do not tile (guillotine packings of 3,000 and
+ * 6,000 the decomposition does not split, seeds 25 and 32: 1.1805 and
+ * 1.3077 instead of 1.0893 and 1.2785). A half instead of a quarter
+ * tiles the same ladders and leaves less to the bisection.
  */
-#define PLAN_LAZY_SHARE_WHOLE 2
+#define PLAN_LAZY_SHARE_WHOLE 4
 /*
  * The sweep gives up after this much CPU time without a new section (and
  * as long as the deepest took): it tiles a perfect packing steadily or
@@ -1986,12 +1992,12 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	deadline = cpu_ns() + time_ms * 1000000ull;
 	/*
 	 * When the target leaves no slack in any section: first the lazy
-	 * sweep on 1/16 of the budget (of the default budget at most; half
-	 * of the budget on an instance the band decomposition leaves whole),
-	 * then the time sweep on a quarter (both tile such instances fast or
-	 * not at all; the time sweep's pruning then admits only zero-waste
-	 * moves). Else the time sweep as a short try (1/32 of the budget
-	 * left) after the skyline search.
+	 * sweep on 1/16 of the budget (of the default budget at most; see
+	 * PLAN_LAZY_SHARE_WHOLE for an instance the band decomposition leaves
+	 * whole), then the time sweep on a quarter (both tile such instances
+	 * fast or not at all; the time sweep's pruning then admits only
+	 * zero-waste moves). Else the time sweep as a short try (1/32 of the
+	 * budget left) after the skyline search.
 	 */
 	tight = 1;
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
@@ -2012,7 +2018,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
 	    tight && cpu_ns() < deadline) {
 		/* See PLAN_LAZY_SHARE_WHOLE. */
-		int whole = !split && !piece;
+		int whole = !split && !piece && n <= PLAN_SEARCH_MAX;
 		uint64_t t = cpu_ns(), slice = deadline - t;
 		uint64_t stall = whole ? 0 : PLAN_SWEEP_STALL_NS;
 		uint64_t lazy = whole ? PLAN_LAZY_SHARE_WHOLE : PLAN_LAZY_SHARE;
