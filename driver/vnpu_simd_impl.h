@@ -14,6 +14,8 @@
  * kernel_fpu_end() and calls no kernel function.
  */
 
+#include <linux/compiler.h>
+
 #include <drm/vnpu_accel.h>
 
 #include "vnpu_fpu.h"
@@ -45,6 +47,18 @@ static inline vnpu_vf vnpu_vload(const float *p)
 static inline void vnpu_vstore(float *p, vnpu_vf v)
 {
 	*(vnpu_vf *)p = v;
+}
+
+/*
+ * One float of an operand, loaded on its own: the volatile access keeps
+ * the compiler from folding it into the arithmetic as a memory operand.
+ * QEMU 7.2's TCG reads 16 bytes for the memory operand of a scalar
+ * VEX instruction (vfmadd231ss, vaddss), so the last element of a buffer
+ * that ends at a page boundary faulted there.
+ */
+static inline float vnpu_sload(const float *p)
+{
+	return READ_ONCE(*p);
 }
 
 /* Lanes of @m set: @x, else @y. */
@@ -125,7 +139,7 @@ static void vnpu_simd_store(const struct vnpu_gemm_strip *s, float *c, u32 rows,
 			float r = alpha * t[j];
 
 			if (beta != 0.0f)
-				r += beta * c[j * s->cs_c];
+				r += beta * vnpu_sload(c + j * s->cs_c);
 			c[j * s->cs_c] = r;
 		}
 	}
@@ -180,7 +194,7 @@ static void vnpu_simd_binary(u32 op, const void *a, const void *b, void *c, u32 
 
 	if (!n)
 		return;
-	yb += y[0];
+	yb += vnpu_sload(y);
 	for (i = 0; i + VNPU_VEC <= n; i += VNPU_VEC)
 		vnpu_vstore(z + i, vnpu_simd_op(op, vnpu_vload(x + i),
 						sb ? vnpu_vload(y + i) : yb));

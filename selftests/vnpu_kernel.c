@@ -230,9 +230,12 @@ TEST_F(kernel, bias_add_and_in_place)
 	free(orig);
 }
 
-/* GEMM of @m x @n x @k with both transposes; alpha 1.5, beta @beta. */
+/*
+ * GEMM of @m x @n x @k with both transposes; alpha 1.5, beta @beta. With
+ * @c_last, C's last element is the last float of the buffer.
+ */
 static void check_gemm(struct __test_metadata *_metadata, struct _test_data_kernel *self,
-		       uint32_t m, uint32_t n, uint32_t k, float beta)
+		       uint32_t m, uint32_t n, uint32_t k, float beta, bool c_last)
 {
 	for (uint32_t flags = 0; flags < 4; flags++) {
 		int ta = flags & DRM_VNPU_KERNEL_TRANS_A, tb = flags & DRM_VNPU_KERNEL_TRANS_B;
@@ -240,8 +243,10 @@ static void check_gemm(struct __test_metadata *_metadata, struct _test_data_kern
 		uint64_t oa, ob, oc, save = self->next;
 		float *a = rand_mat(self, (uint64_t)(ta ? k : m) * lda, 20 + flags, &oa);
 		float *b = rand_mat(self, (uint64_t)(tb ? n : k) * ldb, 30 + flags, &ob);
-		float *c = rand_mat(self, (uint64_t)m * ldc, 40 + flags, &oc);
-		float *c0 = malloc((uint64_t)m * ldc * 4);
+		/* Elements of C up to its last one, C(m - 1, n - 1). */
+		uint64_t c_elems = (uint64_t)(m - 1) * ldc + n;
+		float *c = rand_mat(self, c_elems, 40 + flags, &oc);
+		float *c0 = malloc(c_elems * 4);
 		struct drm_vnpu_kernel_args args = {
 			.op = DRM_VNPU_OP_GEMM, .flags = flags, .m = m, .n = n, .k = k,
 			.alpha = f2u(1.5f), .beta = f2u(beta),
@@ -251,10 +256,16 @@ static void check_gemm(struct __test_metadata *_metadata, struct _test_data_kern
 		int bad = 0;
 
 		ASSERT_NE(NULL, c0);
+		if (c_last) {
+			oc = BUF_SIZE - c_elems * 4;
+			memcpy(PTR(oc), c, c_elems * 4);
+			c = PTR(oc);
+			args.c = ADDR(oc);
+		}
 		if (beta == 0.0f)
-			for (uint64_t i = 0; i < (uint64_t)m * ldc; i++)
+			for (uint64_t i = 0; i < c_elems; i++)
 				c[i] = NAN;	/* not read when beta is 0 */
-		memcpy(c0, c, (uint64_t)m * ldc * 4);
+		memcpy(c0, c, c_elems * 4);
 		ASSERT_EQ(1, run(self, &args));
 		for (uint32_t i = 0; i < m; i++)
 			for (uint32_t j = 0; j < n; j++) {
@@ -277,8 +288,20 @@ static void check_gemm(struct __test_metadata *_metadata, struct _test_data_kern
 
 TEST_F(kernel, gemm_fp32_transposes_alpha_beta)
 {
-	check_gemm(_metadata, self, 17, 23, 31, 0.5f);
-	check_gemm(_metadata, self, 9, 70, 64, 0.0f);
+	check_gemm(_metadata, self, 17, 23, 31, 0.5f, false);
+	check_gemm(_metadata, self, 9, 70, 64, 0.0f, false);
+}
+
+/*
+ * C read for beta (and for the second depth block) up to the last float
+ * of its buffer, from tiles that end inside the micro-tile: no read may
+ * go past it (an emulated CPU once read 16 bytes for a scalar FMA there,
+ * and the guard page after the buffer's mapping faulted).
+ */
+TEST_F(kernel, gemm_reads_c_up_to_the_end_of_its_buffer)
+{
+	check_gemm(_metadata, self, 16, 20, 300, 0.5f, true);
+	check_gemm(_metadata, self, 20, 16, 40, -1.0f, true);
 }
 
 /*
@@ -288,15 +311,15 @@ TEST_F(kernel, gemm_fp32_transposes_alpha_beta)
  */
 TEST_F(kernel, gemm_fp32_across_blocks)
 {
-	check_gemm(_metadata, self, 101, 530, 300, 0.5f);
-	check_gemm(_metadata, self, 200, 5, 40, 0.0f);
-	check_gemm(_metadata, self, 2, 7, 9, 1.0f);
+	check_gemm(_metadata, self, 101, 530, 300, 0.5f, false);
+	check_gemm(_metadata, self, 200, 5, 40, 0.0f, false);
+	check_gemm(_metadata, self, 2, 7, 9, 1.0f, false);
 }
 
 /* k above VNPU_FPU_GEMM_MACS: dot products split over FPU sections. */
 TEST_F(kernel, gemm_fp32_long_dot_products)
 {
-	check_gemm(_metadata, self, 3, 4, 5000, -2.0f);
+	check_gemm(_metadata, self, 3, 4, 5000, -2.0f, false);
 }
 
 TEST_F(kernel, gemm_int8_int32_accumulation)
