@@ -8,8 +8,9 @@
 # through vnpu-run and match torch's own outputs within rtol 1e-3, atol
 # 1e-5; resnet18 and the transformer in float16 too, against torch's fp32
 # result of the fp16-rounded model (tolerances and their reasons in
-# Documentation/onnx.rst), and quantised in ONNX's QDQ format (int8, at
-# the same tolerance as fp32); every fp32 network also as exported at
+# Documentation/onnx.rst), and quantised in ONNX's QDQ format (int8:
+# the transformer at the fp32 tolerance, resnet18 within rtol 2e-2,
+# atol 5e-2, since a rounding flip of one quantisation moves its logits); every fp32 network also as exported at
 # operator set 17 (the others are at the exporter's default, 14); six
 # other torchvision architectures (mobilenet_v3_small, densenet121,
 # convnext_tiny, swin_t, the video network r3d_18 and the segmentation
@@ -50,6 +51,10 @@ for entry in $models; do
 	case $model in
 	resnet18_fp16) tol=(--rtol 1e-2 --atol 1e-2) ;;
 	transformer_fp16) tol=(--rtol 1e-2 --atol 2e-3) ;;
+	# A sum one rounding apart can cross a QuantizeLinear boundary, and
+	# one flipped step moves every logit: torch's own reference moves by
+	# up to 0.024 between its CPU kernels (Documentation/onnx.rst).
+	resnet18_int8) tol=(--rtol 2e-2 --atol 5e-2) ;;
 	esac
 	$run "$m/$model.onnx" --input "$m/$model/test_data_set_$set/input_0.pb" \
 		--check-outputs "$m/$model/test_data_set_$set/output_0.pb" \
