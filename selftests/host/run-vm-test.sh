@@ -37,6 +37,10 @@ mode = os.environ.get("FAKE_MODE", "")
 kvm = any("accel=kvm" in a for a in args)
 with open("$tmp/invocations", "a") as f:
     f.write(("kvm" if kvm else "tcg") + "\n")
+# oops-once: the first boot oopses before userspace, later ones are real.
+if mode == "oops-once" and not kvm:
+    boots = open("$tmp/invocations").read().count("tcg")
+    mode = "oops" if boots == 1 else ""
 if "--version" in args or not (kvm or mode in ("silent", "oops")):
     os.execv("$real_qemu", ["$real_qemu"] + args)
 status = {"internal-error": "internal-error", "paused": "paused"}.get(mode, "running")
@@ -153,9 +157,21 @@ expect '[ $rc != 0 ] && grep -q "FAIL: kernel report on the console: .*BUG: unab
 expect '[ $secs -lt 30 ] && grep -q "Call Trace:" "$tmp/oops/console.log"' \
 	"kernel oops: ended within seconds (${secs}s), trace kept"
 
+expect '[ "$(grep -c tcg "$tmp/invocations")" = 2 ] && [ -s "$tmp/oops/console-boot1.log" ]' \
+	"kernel oops before userspace: booted once more, and only once"
+
 # The summary line agrees with the exit status when the VM was cut short.
 summary=$(build/bin/vnpu-test-summary "$tmp/oops/vm-runner.log" 2>&1)
 expect '[[ $summary == *"0 passed, 3 failed"* ]]' "kernel oops: summary says '${summary##*$'\n'}'"
+
+# A kernel that fails before userspace once, then boots: the plan runs,
+# and the runner's log says why the guest was booted twice.
+run oops-once FAKE_MODE=oops-once VNPU_VM_ACCEL=tcg
+expect '[ $rc = 0 ] && grep -q "hello from the guest" "$tmp/oops-once/smoke/hello.log"' \
+	"kernel oops at the first boot only: the second boot runs the plan (exit $rc)"
+expect 'grep -q "^# boot 1 failed before userspace (console-boot1.log): .*BUG: unable to handle page fault" \
+	"$tmp/oops-once/vm-runner.log" && grep -q "Call Trace:" "$tmp/oops-once/console-boot1.log"' \
+	"kernel oops at the first boot only: vm-runner.log and console-boot1.log keep the report"
 
 echo "1..$n"
 echo "# Totals: pass:$((n - fails)) fail:$fails xfail:0 xpass:0 skip:0 error:0"
