@@ -100,6 +100,7 @@ RT_TESTS += $(BUILD)/selftests/vnpu_poold
 RT_TESTS += $(BUILD)/selftests/vnpu_onnx_conformance $(BUILD)/selftests/vnpu_graph
 HOST_TESTS := $(BUILD)/host/ksft_totals_test
 HOST_TESTS += $(BUILD)/host/planner_test
+HOST_TESTS += $(BUILD)/host/pqtree_test
 HOST_TESTS += $(BUILD)/host/pool_core_test
 HOST_TESTS += $(BUILD)/host/addr_map_test
 HOST_TESTS += $(BUILD)/host/status_test
@@ -367,11 +368,17 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
 		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
+		libruntime/mm/planner_pq.c libruntime/mm/pqtree.c libruntime/mm/pqtree.h \
 		libruntime/mm/planner_search.h \
 		selftests/host/planner_gen.c selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \
 		$(filter %.c,$^) -o $@ -lpthread
+
+$(BUILD)/host/pqtree_test: selftests/host/pqtree_test.c libruntime/mm/pqtree.c \
+		libruntime/mm/pqtree.h $(KSFT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/mm $(filter %.c,$^) -o $@
 
 $(BUILD)/host/pool_core_test: selftests/host/pool_core_test.c libruntime/mm/pool_core.c \
 		libruntime/mm/pool_core.h $(RT_HEADERS) $(KSFT_HEADERS)

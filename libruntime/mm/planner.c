@@ -1867,12 +1867,13 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
 /* The searches search_run() runs. */
-enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS };
+enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES };
 
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
- * (SEARCH_SWEEP) or the lazy sweep (SEARCH_LAZY; a target without slack
- * only; both with the stall rule @stall, 0 for none) for a plan within
+ * (SEARCH_SWEEP), the lazy sweep or the hole sweep (SEARCH_LAZY,
+ * SEARCH_HOLES; a target without slack only; the sweeps with the stall
+ * rule @stall, 0 for none) for a plan within
  * @target: 1 and @best updated when found, 0 if not, -1 without memory.
  * The band decomposition (SEARCH_BANDS) returns 1 when it split the
  * instance, whether or not its plan reaches @target.
@@ -1884,6 +1885,7 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
 	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
+		kind == SEARCH_HOLES ? pqs_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_LAZY ?
 		sws_lazy_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_SWEEP ?
@@ -2025,6 +2027,11 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (!whole && slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
+		t = cpu_ns();
+		if (best.arena > target &&
+		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_HOLES, off, &best,
+			       &nodes) < 0)
+			goto out;
 		t = cpu_ns();
 		if (best.arena > target &&
 		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_LAZY, off, &best,

@@ -3,7 +3,8 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * Private interface of the planner's searches: the skyline search
- * (planner_search.c), the time sweep and the lazy sweep (planner_sweep.c).
+ * (planner_search.c), the time sweep and the lazy sweep (planner_sweep.c),
+ * the hole sweep (planner_pq.c).
  */
 #ifndef VNPU_PLANNER_SEARCH_H
 #define VNPU_PLANNER_SEARCH_H
@@ -106,6 +107,26 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
  */
 int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
 	    uint64_t *nodes);
+
+/**
+ * pqs_run() - look for a perfect packing by the hole sweep over a PQ-tree
+ * @pb: the instance
+ * @target: arena to reach; must equal @pb->sec_total in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @stall: as for sws_run()
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, boundaries entered are added
+ *
+ * Sweeps the section boundaries and decides only which buffers that end
+ * there leave a hole together and which that start fill it; a PQ-tree
+ * keeps every order of the live buffers those choices allow
+ * (planner_pq.c). Complete up to its caps on the choices per boundary.
+ * Return: SKS_FOUND (the plan is checked), SKS_INFEASIBLE (none found,
+ * @target leaves slack in some section, or an alignment does not divide
+ * every size), SKS_TIMEOUT (deadline or stall) or SKS_NOMEM.
+ */
+int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t stall,
+	    uint64_t *off, uint64_t *nodes);
 
 struct vnpu_plan_buffer;
 struct vnpu_plan_options;
