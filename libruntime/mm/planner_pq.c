@@ -52,6 +52,12 @@ static const struct pqs_caps {
  * the joins alone would not end; the groupings found by then are kept.
  */
 #define PQS_GEN_STEPS (1u << 18)
+/*
+ * Most tree nodes over all levels (a tree per boundary is kept for the
+ * offsets): about 80 MiB. Ladders and guillotine packings of 6,000
+ * buffers take under 2^20; a larger instance is left to the others.
+ */
+#define PQS_NODES_MAX (1u << 21)
 /* Loop steps, and generation steps, between two reads of the clock. */
 #define PQS_CLOCK_NODES 8
 #define PQS_CLOCK_STEPS 1024
@@ -618,6 +624,8 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	if (widest >= UINT16_MAX)
 		goto infeasible;
 	q.maxnodes = 2 * (most + widest) + 8;
+	if ((uint64_t)q.maxnodes * (q.nb + 1) > PQS_NODES_MAX)
+		goto infeasible;
 	q.E = malloc(((size_t)pb->n + 1) * sizeof(*q.E));
 	q.S = malloc(((size_t)widest + 1) * sizeof(*q.S));
 	q.ge = malloc(((size_t)widest + 1) * sizeof(*q.ge));
