@@ -376,7 +376,8 @@ $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.
 		$(filter %.c,$^) -o $@ -lpthread
 
 $(BUILD)/host/pqtree_test: selftests/host/pqtree_test.c libruntime/mm/pqtree.c \
-		libruntime/mm/pqtree.h $(KSFT_HEADERS)
+		libruntime/mm/pqtree.h libruntime/mm/planner_search.c libruntime/mm/planner_search.h \
+		$(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/mm $(filter %.c,$^) -o $@
 

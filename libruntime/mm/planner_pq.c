@@ -33,6 +33,7 @@
 
 #include "planner_search.h"
 #include "pqtree.h"
+#include "vnpu.h"
 
 /*
  * Two passes with different caps on the choices at a boundary (groupings
@@ -67,9 +68,7 @@ struct pqs_level {
 	uint16_t *groups;	/* count groupings: a group per ender, then per starter */
 	uint32_t count;		/* groupings generated; UINT32_MAX: not yet */
 	uint32_t next;		/* the next to try */
-	uint32_t *blocks;	/* the enders of the grouping taken, group by group, in block order */
 	uint16_t ngroups;	/* groups of the grouping taken */
-	uint16_t *glen;		/* enders of each of its groups */
 };
 
 struct pqs {
@@ -88,31 +87,22 @@ struct pqs {
 	uint64_t *memo;
 	size_t memo_cap, memo_used;
 	uint64_t deadline, stall, gain, took, *nodes;
-	int timeout, nomem;
+	int timeout;
 	const struct pqs_caps *caps;
 	uint32_t steps;			/* of this boundary's generation */
 };
-
-static uint64_t pqs_mix(uint64_t z)
-{
-	z ^= z >> 30;
-	z *= 0xbf58476d1ce4e5b9ull;
-	z ^= z >> 27;
-	z *= 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static uint64_t pqs_key(uint32_t id, void *arg)
 {
 	const struct sks_problem *pb = arg;
 
-	return pqs_mix(pb->size[id] * 0x9e3779b97f4a7c15ull + pb->t1[id]);
+	return vnpu_plan_mix64(pb->size[id] * 0x9e3779b97f4a7c15ull + pb->t1[id]);
 }
 
 /* 1 if (depth, h) is in the memo; else adds it when @add. */
 static int pqs_memo(struct pqs *q, uint32_t depth, uint64_t h, int add)
 {
-	uint64_t k = pqs_mix(h ^ ((uint64_t)depth << 40 | depth)) | 1;
+	uint64_t k = vnpu_plan_mix64(h ^ ((uint64_t)depth << 40 | depth)) | 1;
 	size_t i;
 
 	if (!q->memo_cap)
@@ -125,21 +115,6 @@ static int pqs_memo(struct pqs *q, uint32_t depth, uint64_t h, int add)
 		q->memo_used++;
 	}
 	return 0;
-}
-
-/* Sorting without qsort_r: insertion sort of @ids by size descending, then id. */
-static void pqs_sort(const struct sks_problem *pb, uint32_t *ids, uint32_t n)
-{
-	for (uint32_t i = 1; i < n; i++) {
-		uint32_t x = ids[i], j = i;
-
-		while (j && (pb->size[ids[j - 1]] < pb->size[x] ||
-			     (pb->size[ids[j - 1]] == pb->size[x] && ids[j - 1] > x))) {
-			ids[j] = ids[j - 1];
-			j--;
-		}
-		ids[j] = x;
-	}
 }
 
 /* Out of time, or no deeper boundary for as long as the deepest took. */
@@ -271,16 +246,14 @@ static int pqs_apply(struct pqs *q, uint32_t d, uint32_t gi)
 	uint32_t ns = q->sfirst[b + 1] - q->sfirst[b];
 	const uint16_t *g = L->groups + (size_t)gi * (ne + ns);
 	const uint32_t *E = q->eid + q->efirst[b], *S = q->sid + q->sfirst[b];
-	uint32_t *set = q->E, *news = q->S, used = 0;
+	uint32_t *set = q->E, *news = q->S;
 	uint16_t ng = 0;
 
 	for (uint32_t j = 0; j < ne; j++)
 		if (g[j] > ng)
 			ng = g[j];
-	if (pqt_copy(&N->tree, &L->tree)) {
-		q->nomem = 1;
+	if (pqt_copy(&N->tree, &L->tree))
 		return -1;
-	}
 	for (uint16_t grp = 1; grp <= ng; grp++) {
 		uint32_t k = 0, m = 0;
 		int r;
@@ -291,15 +264,11 @@ static int pqs_apply(struct pqs *q, uint32_t d, uint32_t gi)
 		for (uint32_t j = 0; j < ns; j++)
 			if (g[ne + j] == grp)
 				news[m++] = S[j];
-		r = pqt_reduce_replace(&N->tree, set, k, news, m, L->blocks + used);
-		if (r == -2) {
-			q->nomem = 1;
+		r = pqt_reduce_replace(&N->tree, set, k, news, m, NULL);
+		if (r == -2)
 			return -1;
-		}
 		if (r)
 			return 0;
-		L->glen[grp - 1] = (uint16_t)k;
-		used += k;
 	}
 	L->ngroups = ng;
 	return 1;
@@ -428,47 +397,20 @@ out_nor:
 	return rc;
 }
 
-struct pqs_cell {
-	uint32_t sec;
-	uint64_t off, size;
-};
-
-static int pqs_cell_cmp(const void *a, const void *b)
-{
-	const struct pqs_cell *x = a, *y = b;
-
-	if (x->sec != y->sec)
-		return x->sec < y->sec ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Whether @off tiles [0, @target) in every section with the live buffers, aligned. */
+/* Whether @off is a plan within @target, by the planner's own verifier. */
 static int pqs_check(const struct sks_problem *pb, const uint64_t *off, uint64_t target)
 {
-	size_t cells = 0, k = 0;
-	struct pqs_cell *c;
-	int ok = 1;
+	struct vnpu_plan_buffer *b = malloc((pb->n ? pb->n : 1) * sizeof(*b));
+	int ok;
 
-	for (size_t i = 0; i < pb->n; i++)
-		cells += pb->t1[i] - pb->t0[i];
-	c = malloc((cells ? cells : 1) * sizeof(*c));
-	if (!c)
+	if (!b)
 		return 0;
-	for (size_t i = 0; i < pb->n; i++) {
-		if (off[i] % pb->align[i])
-			ok = 0;
-		for (uint32_t s = pb->t0[i]; s < pb->t1[i]; s++)
-			c[k++] = (struct pqs_cell){ s, off[i], pb->size[i] };
-	}
-	qsort(c, cells, sizeof(*c), pqs_cell_cmp);
-	for (size_t j = 0; ok && j < cells; j++) {
-		uint64_t want = j && c[j - 1].sec == c[j].sec ? c[j - 1].off + c[j - 1].size : 0;
-
-		if (c[j].off != want ||
-		    ((j + 1 == cells || c[j + 1].sec != c[j].sec) && c[j].off + c[j].size != target))
-			ok = 0;
-	}
-	free(c);
+	for (size_t i = 0; i < pb->n; i++)
+		b[i] = (struct vnpu_plan_buffer){ .size = pb->size[i], .alignment = pb->align[i],
+						  .first = pb->t0[i], .last = pb->t1[i],
+						  .offset = off[i] };
+	ok = vnpu_plan_verify(b, pb->n, target, NULL) == VNPU_SUCCESS;
+	free(b);
 	return ok;
 }
 
@@ -545,8 +487,6 @@ static void pqs_free(struct pqs *q)
 		for (uint32_t d = 0; d <= q->nb; d++) {
 			pqt_free(&q->lv[d].tree);
 			free(q->lv[d].groups);
-			free(q->lv[d].blocks);
-			free(q->lv[d].glen);
 		}
 	free(q->lv);
 	free(q->efirst);
@@ -560,8 +500,27 @@ static void pqs_free(struct pqs *q)
 	free(q->memo);
 }
 
-/* Buffers by the section they end in (@ends) or start in, sorted by size, largest first. */
-static int pqs_index(struct pqs *q, int ends, uint32_t **first, uint32_t **ids)
+struct pqs_kv {
+	uint64_t size;
+	uint32_t id;
+};
+
+/* Largest first, then by id. */
+static int pqs_kv_cmp(const void *a, const void *b)
+{
+	const struct pqs_kv *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Buffers by the section they end in (@ends) or start in, each section's
+ * in the order of @by_size (a stable distribution: largest first).
+ */
+static int pqs_index(struct pqs *q, const struct pqs_kv *by_size, int ends, uint32_t **first,
+		     uint32_t **ids)
 {
 	const struct sks_problem *pb = q->pb;
 	uint32_t nsec = pb->nsec, *f = calloc((size_t)nsec + 2, sizeof(*f));
@@ -575,13 +534,14 @@ static int pqs_index(struct pqs *q, int ends, uint32_t **first, uint32_t **ids)
 		f[(ends ? pb->t1[i] : pb->t0[i]) + 1]++;
 	for (uint32_t s = 0; s <= nsec; s++)
 		f[s + 1] += f[s];
-	for (size_t i = 0; i < pb->n; i++)
-		id[f[ends ? pb->t1[i] : pb->t0[i]]++] = (uint32_t)i;
+	for (size_t i = 0; i < pb->n; i++) {
+		uint32_t x = by_size[i].id;
+
+		id[f[ends ? pb->t1[x] : pb->t0[x]]++] = x;
+	}
 	for (uint32_t s = nsec + 1; s > 0; s--)
 		f[s] = f[s - 1];
 	f[0] = 0;
-	for (uint32_t s = 0; s <= nsec; s++)
-		pqs_sort(pb, id + f[s], f[s + 1] - f[s]);
 	return 0;
 }
 
@@ -589,6 +549,7 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	    uint64_t *off, uint64_t *nodes)
 {
 	struct pqs q = { .pb = pb, .deadline = deadline, .stall = stall, .nodes = nodes };
+	struct pqs_kv *by_size = NULL;
 	uint32_t live = 0, most = 0, widest = 0;
 	uint64_t align = 1;
 	int r = SKS_NOMEM;
@@ -606,7 +567,14 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 		if (pb->size[i] % align)
 			return SKS_INFEASIBLE;
 	q.nb = pb->nsec - 1;
-	if (pqs_index(&q, 1, &q.efirst, &q.eid) || pqs_index(&q, 0, &q.sfirst, &q.sid))
+	by_size = malloc(pb->n * sizeof(*by_size));
+	if (!by_size)
+		goto out;
+	for (size_t i = 0; i < pb->n; i++)
+		by_size[i] = (struct pqs_kv){ pb->size[i], (uint32_t)i };
+	qsort(by_size, pb->n, sizeof(*by_size), pqs_kv_cmp);
+	if (pqs_index(&q, by_size, 1, &q.efirst, &q.eid) ||
+	    pqs_index(&q, by_size, 0, &q.sfirst, &q.sid))
 		goto out;
 	/* Most live buffers and most buffers at one boundary: the trees' and scratch sizes. */
 	for (uint32_t s = 0; s < pb->nsec; s++) {
@@ -645,9 +613,7 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 		if (d == q.nb)
 			continue;
 		L->groups = malloc((size_t)PQS_GROUPINGS_MAX * (ne + ns) * sizeof(*L->groups) + 1);
-		L->blocks = malloc(((size_t)ne + 1) * sizeof(*L->blocks));
-		L->glen = malloc(((size_t)ne + 1) * sizeof(*L->glen));
-		if (!L->groups || !L->blocks || !L->glen)
+		if (!L->groups)
 			goto out;
 	}
 	if (pqt_make_p(&q.lv[0].tree, q.sid + q.sfirst[0], q.sfirst[1] - q.sfirst[0]))
@@ -678,6 +644,7 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 infeasible:
 	r = SKS_INFEASIBLE;
 out:
+	free(by_size);
 	pqs_free(&q);
 	return r;
 }

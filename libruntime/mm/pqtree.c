@@ -7,10 +7,11 @@
  * (templates P2 to P6, Q2 and Q3 on the pertinent subtree), and the
  * replacement of the consecutive block by a P node over new leaves.
  */
-#include "pqtree.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include "planner_search.h"
+#include "pqtree.h"
 
 #define N(x) (t->nodes[(x)])
 
@@ -681,10 +682,7 @@ size_t pqt_frontier(const struct pqt *t, uint32_t *out)
 
 static uint64_t mix64(uint64_t z)
 {
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return vnpu_plan_mix64(z + 0x9e3779b97f4a7c15ULL);
 }
 
 static uint64_t comb(uint64_t h, uint64_t c)

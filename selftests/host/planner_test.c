@@ -816,47 +816,69 @@ TEST(lazy_sweep_merges_holes_across_groups)
 	}
 }
 
+/* sws_lazy_run() and pqs_run(): perfect packings only. */
+typedef int (*perfect_sweep)(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+			     uint64_t stall, uint64_t *off, uint64_t *nodes);
+
+/* @run with a deadline already past on a generated instance: within @most nodes. */
+static void perfect_sweep_stops_at_once(struct __test_metadata *_metadata, perfect_sweep run,
+					unsigned int family, size_t n, uint64_t seed,
+					uint64_t most)
+{
+	size_t count = 0;
+	uint64_t opt = 0, nodes = 0;
+	struct vnpu_plan_buffer *b = pgen_generate(family, n, seed, &count, &opt);
+	struct sections x;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
+	EXPECT_GE(most, nodes);
+	EXPECT_LT(0, nodes);
+	sections_free(&x);
+	free(b);
+}
+
+/*
+ * @run on a guillotine packing of 700 buffers (seed 1) it does not tile:
+ * a stall of 1 ms stops it; a target other than the live total in every
+ * section, or an alignment that does not divide every size, is refused
+ * at once, nothing visited, offsets untouched.
+ */
+static void perfect_sweep_stalls_and_refuses(struct __test_metadata *_metadata,
+					     perfect_sweep run)
+{
+	size_t count = 0;
+	uint64_t opt = 0, nodes = 0;
+	struct vnpu_plan_buffer *b = pgen_generate(PGEN_GUILLOTINE, 700, 1, &count, &opt);
+	struct sections x;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, UINT64_MAX, 1000000, x.off, &nodes));
+	nodes = 0;
+	x.off[0] = 77;
+	EXPECT_EQ(SKS_INFEASIBLE, run(&x.pb, x.lb - 1, UINT64_MAX, 0, x.off, &nodes));
+	EXPECT_EQ(SKS_INFEASIBLE, run(&x.pb, x.lb + 1, UINT64_MAX, 0, x.off, &nodes));
+	x.align[1] = 2 * x.size[1];
+	EXPECT_EQ(SKS_INFEASIBLE, run(&x.pb, x.lb, UINT64_MAX, 0, x.off, &nodes));
+	EXPECT_EQ(0, nodes);
+	EXPECT_EQ(77, x.off[0]);
+	sections_free(&x);
+	free(b);
+}
+
 TEST(lazy_sweep_honours_its_budget_and_bounds)
 {
 	/*
 	 * As the time sweep: a deadline already past stops it within one
 	 * check interval (seed 25: 119 holes at its second section, whose
-	 * groupings it once enumerated without looking at the clock), a
-	 * stall of 1 ms on a packing it does not tile (guillotine, 700
-	 * buffers, seed 1) too. A target other than the live total in every
-	 * section, or an alignment that does not divide every size, is
-	 * refused at once: nothing visited, offsets untouched.
+	 * groupings it once enumerated without looking at the clock); a
+	 * stall stops it too, and bad targets and alignments are refused.
 	 */
-	size_t count = 0;
-	uint64_t opt = 0, nodes = 0;
-	struct vnpu_plan_buffer *b = pgen_generate(PGEN_GUILLOTINE, 700, 25, &count, &opt);
-	struct sections x;
-
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_TIMEOUT, sws_lazy_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
-	EXPECT_GE(256, nodes);
-	EXPECT_LT(0, nodes);
-	sections_free(&x);
-	free(b);
-	b = pgen_generate(PGEN_GUILLOTINE, 700, 1, &count, &opt);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	nodes = 0;
-	EXPECT_EQ(SKS_TIMEOUT, sws_lazy_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
-	EXPECT_GE(256, nodes);
-	EXPECT_LT(0, nodes);
-	EXPECT_EQ(SKS_TIMEOUT, sws_lazy_run(&x.pb, x.lb, UINT64_MAX, 1000000, x.off, &nodes));
-	nodes = 0;
-	x.off[0] = 77;
-	EXPECT_EQ(SKS_INFEASIBLE, sws_lazy_run(&x.pb, x.lb - 1, UINT64_MAX, 0, x.off, &nodes));
-	EXPECT_EQ(SKS_INFEASIBLE, sws_lazy_run(&x.pb, x.lb + 1, UINT64_MAX, 0, x.off, &nodes));
-	x.align[1] = 2 * x.size[1];
-	EXPECT_EQ(SKS_INFEASIBLE, sws_lazy_run(&x.pb, x.lb, UINT64_MAX, 0, x.off, &nodes));
-	EXPECT_EQ(0, nodes);
-	EXPECT_EQ(77, x.off[0]);
-	sections_free(&x);
-	free(b);
+	perfect_sweep_stops_at_once(_metadata, sws_lazy_run, PGEN_GUILLOTINE, 700, 25, 256);
+	perfect_sweep_stops_at_once(_metadata, sws_lazy_run, PGEN_GUILLOTINE, 700, 1, 256);
+	perfect_sweep_stalls_and_refuses(_metadata, sws_lazy_run);
 }
 
 TEST(hole_sweep_tiles_perfect_packings_exactly)
@@ -912,38 +934,11 @@ TEST(hole_sweep_honours_its_budget_and_bounds)
 	/*
 	 * A deadline already past stops it within one check interval (8
 	 * boundaries; the ladder takes about 250), the second pass not
-	 * started; a stall of 1 ms on a
-	 * packing it does not tile (guillotine, 700 buffers, seed 1) too. A
-	 * target other than the live total in every section, or an
-	 * alignment that does not divide every size, is refused at once:
-	 * nothing visited, offsets untouched.
+	 * started; a stall stops it too, and bad targets and alignments are
+	 * refused.
 	 */
-	size_t count = 0;
-	uint64_t opt = 0, nodes = 0;
-	struct vnpu_plan_buffer *b = pgen_generate(PGEN_LADDER, 1501, 14, &count, &opt);
-	struct sections x;
-
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_TIMEOUT, pqs_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
-	EXPECT_GE(8, nodes);
-	EXPECT_LT(0, nodes);
-	sections_free(&x);
-	free(b);
-	b = pgen_generate(PGEN_GUILLOTINE, 700, 1, &count, &opt);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_TIMEOUT, pqs_run(&x.pb, x.lb, UINT64_MAX, 1000000, x.off, &nodes));
-	nodes = 0;
-	x.off[0] = 77;
-	EXPECT_EQ(SKS_INFEASIBLE, pqs_run(&x.pb, x.lb - 1, UINT64_MAX, 0, x.off, &nodes));
-	EXPECT_EQ(SKS_INFEASIBLE, pqs_run(&x.pb, x.lb + 1, UINT64_MAX, 0, x.off, &nodes));
-	x.align[1] = 2 * x.size[1];
-	EXPECT_EQ(SKS_INFEASIBLE, pqs_run(&x.pb, x.lb, UINT64_MAX, 0, x.off, &nodes));
-	EXPECT_EQ(0, nodes);
-	EXPECT_EQ(77, x.off[0]);
-	sections_free(&x);
-	free(b);
+	perfect_sweep_stops_at_once(_metadata, pqs_run, PGEN_LADDER, 1501, 14, 8);
+	perfect_sweep_stalls_and_refuses(_metadata, pqs_run);
 }
 
 TEST(ladders_reach_the_optimum)
