@@ -704,6 +704,30 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 	return r == SKS_FOUND && arena == x.lb;
 }
 
+/* Staggered pairs: a perfect packing that greedy by size misses. */
+static const struct vnpu_plan_buffer staggered_pairs[] = {
+	{ .size = 6, .first = 0, .last = 2 }, { .size = 4, .first = 0, .last = 4 },
+	{ .size = 6, .first = 2, .last = 6 }, { .size = 4, .first = 4, .last = 8 },
+	{ .size = 6, .first = 6, .last = 8 },
+};
+
+/* sweep_at_lower_bound() on @family's instance of @n buffers for @seed. */
+static int sweep_generated(struct __test_metadata *_metadata, unsigned int family, size_t n,
+			   uint64_t seed, int kind)
+{
+	size_t count = 0;
+	uint64_t opt = 0;
+	struct vnpu_plan_buffer *b = pgen_generate(family, n, seed, &count, &opt);
+	int r;
+
+	EXPECT_NE(NULL, b);
+	if (!b)
+		return 0;
+	r = sweep_at_lower_bound(_metadata, b, count, kind);
+	free(b);
+	return r;
+}
+
 TEST(sweep_tiles_perfect_packings_exactly)
 {
 	/*
@@ -711,23 +735,13 @@ TEST(sweep_tiles_perfect_packings_exactly)
 	 * tiled exactly by the buffers starting then. The staggered pairs
 	 * (greedy by size misses them), ladders and tilings.
 	 */
-	struct vnpu_plan_buffer pat[] = {
-		{ .size = 6, .first = 0, .last = 2 }, { .size = 4, .first = 0, .last = 4 },
-		{ .size = 6, .first = 2, .last = 6 }, { .size = 4, .first = 4, .last = 8 },
-		{ .size = 6, .first = 6, .last = 8 },
-	};
+	struct vnpu_plan_buffer pat[N(staggered_pairs)];
 
+	memcpy(pat, staggered_pairs, sizeof(pat));
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_TIME));
 	for (uint64_t seed = 1; seed <= 4; seed++) {
-		for (unsigned int f = PGEN_TILING; f <= PGEN_LADDER; f++) {
-			size_t count = 0;
-			uint64_t opt = 0;
-			struct vnpu_plan_buffer *b = pgen_generate(f, 700, seed, &count, &opt);
-
-			ASSERT_NE(NULL, b);
-			EXPECT_EQ(1, sweep_at_lower_bound(_metadata, b, count, SWEEP_TIME));
-			free(b);
-		}
+		for (unsigned int f = PGEN_TILING; f <= PGEN_LADDER; f++)
+			EXPECT_EQ(1, sweep_generated(_metadata, f, 700, seed, SWEEP_TIME));
 	}
 }
 
@@ -776,16 +790,8 @@ TEST(lazy_sweep_tiles_perfect_packings_exactly)
 	};
 
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_LAZY));
-	for (uint64_t seed = 2; seed <= 3; seed++) {
-		size_t count = 0;
-		uint64_t opt = 0;
-		struct vnpu_plan_buffer *b = pgen_generate(PGEN_GUILLOTINE, 200, seed, &count,
-							   &opt);
-
-		ASSERT_NE(NULL, b);
-		EXPECT_EQ(1, sweep_at_lower_bound(_metadata, b, count, SWEEP_LAZY));
-		free(b);
-	}
+	for (uint64_t seed = 2; seed <= 3; seed++)
+		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 200, seed, SWEEP_LAZY));
 }
 
 TEST(lazy_sweep_merges_holes_across_groups)
@@ -805,15 +811,8 @@ TEST(lazy_sweep_merges_holes_across_groups)
 	};
 
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_LAZY));
-	for (uint64_t seed = 2; seed <= 5; seed += 3) {
-		size_t count = 0;
-		uint64_t opt = 0;
-		struct vnpu_plan_buffer *b = pgen_generate(PGEN_LADDER, 400, seed, &count, &opt);
-
-		ASSERT_NE(NULL, b);
-		EXPECT_EQ(1, sweep_at_lower_bound(_metadata, b, count, SWEEP_LAZY));
-		free(b);
-	}
+	for (uint64_t seed = 2; seed <= 5; seed += 3)
+		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_LADDER, 400, seed, SWEEP_LAZY));
 }
 
 /* sws_lazy_run() and pqs_run(): perfect packings only. */
@@ -892,24 +891,14 @@ TEST(hole_sweep_tiles_perfect_packings_exactly)
 	 * decides only which enders leave a hole together, the PQ-tree keeps
 	 * the orders open.
 	 */
-	struct vnpu_plan_buffer pat[] = {
-		{ .size = 6, .first = 0, .last = 2 }, { .size = 4, .first = 0, .last = 4 },
-		{ .size = 6, .first = 2, .last = 6 }, { .size = 4, .first = 4, .last = 8 },
-		{ .size = 6, .first = 6, .last = 8 },
-	};
+	struct vnpu_plan_buffer pat[N(staggered_pairs)];
 	static const uint64_t lanes12[] = { 12, 14, 27 };
 
+	memcpy(pat, staggered_pairs, sizeof(pat));
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_HOLES));
 	for (uint64_t seed = 3; seed <= 4; seed++) {
-		for (unsigned int f = PGEN_TILING; f <= PGEN_LADDER; f++) {
-			size_t count = 0;
-			uint64_t opt = 0;
-			struct vnpu_plan_buffer *b = pgen_generate(f, 700, seed, &count, &opt);
-
-			ASSERT_NE(NULL, b);
-			EXPECT_EQ(1, sweep_at_lower_bound(_metadata, b, count, SWEEP_HOLES));
-			free(b);
-		}
+		for (unsigned int f = PGEN_TILING; f <= PGEN_LADDER; f++)
+			EXPECT_EQ(1, sweep_generated(_metadata, f, 700, seed, SWEEP_HOLES));
 	}
 	for (size_t i = 0; i < N(lanes12); i++) {
 		size_t count = 0;
