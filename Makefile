@@ -368,7 +368,8 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
 		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
-		libruntime/mm/planner_pq.c libruntime/mm/pqtree.c libruntime/mm/pqtree.h \
+		libruntime/mm/planner_pq.c libruntime/mm/planner_strips.c libruntime/mm/pqtree.c \
+		libruntime/mm/pqtree.h \
 		libruntime/mm/planner_search.h \
 		selftests/host/planner_gen.c selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)

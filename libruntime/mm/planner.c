@@ -95,6 +95,14 @@
 #define PLAN_SWEEP_STALL_NS 50000000ull
 /* Budget share of the band decomposition (planner_bands.c), first on a target without slack. */
 #define PLAN_BANDS_SHARE 2
+/*
+ * Budget share of the strip search (planner_strips.c), of what the sweeps
+ * leave on a target without slack, before the skyline search: guillotine
+ * packings of 700 buffers, seeds 1 to 50, 44 at the optimum with it, 42
+ * without; of 1,500, 13 and 12; earlier in the order, on a quarter of the
+ * budget, it took from the sweeps what they tile with (1,500: 10).
+ */
+#define PLAN_STRIPS_SHARE 2
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
 #define PLAN_CLASSIC_MAX_PAIRS 20000000ull
 
@@ -317,6 +325,23 @@ int vnpu_plan_verify(const struct vnpu_plan_buffer *bufs, size_t count,
 		     uint64_t capacity, uint64_t *arena_size)
 {
 	return vnpu_set_status(verify(bufs, count, capacity, arena_size));
+}
+
+/* Whether @off is a plan within @target, by the planner's own verifier. */
+int sks_check(const struct sks_problem *pb, const uint64_t *off, uint64_t target)
+{
+	struct vnpu_plan_buffer *b = malloc((pb->n ? pb->n : 1) * sizeof(*b));
+	int ok;
+
+	if (!b)
+		return 0;
+	for (size_t i = 0; i < pb->n; i++)
+		b[i] = (struct vnpu_plan_buffer){ .size = pb->size[i], .alignment = pb->align[i],
+						  .first = pb->t0[i], .last = pb->t1[i],
+						  .offset = off[i] };
+	ok = vnpu_plan_verify(b, pb->n, target, NULL) == VNPU_SUCCESS;
+	free(b);
+	return ok;
 }
 
 /* --- problem setup ------------------------------------------------------------- */
@@ -1867,7 +1892,7 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
 /* The searches search_run() runs. */
-enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES };
+enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS };
 
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
@@ -1886,6 +1911,7 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 				  p->sec_total };
 	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_HOLES ? pqs_run(&pb, target, deadline, stall, off, nodes) :
+		kind == SEARCH_STRIPS ? sts_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_LAZY ?
 		sws_lazy_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_SWEEP ?
@@ -2043,6 +2069,11 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			  &nodes) < 0)
 			goto out;
 	}
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
+	    n <= PLAN_SKY_MAX && cpu_ns() < deadline &&
+	    search_run(&p, target, cpu_ns() + (deadline - cpu_ns()) / PLAN_STRIPS_SHARE, 0, 0,
+		       SEARCH_STRIPS, off, &best, &nodes) < 0)
+		goto out;
 	/* The skyline search, on half of the budget. */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX &&
 	    cpu_ns() < deadline) {

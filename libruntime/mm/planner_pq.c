@@ -397,23 +397,6 @@ out_nor:
 	return rc;
 }
 
-/* Whether @off is a plan within @target, by the planner's own verifier. */
-static int pqs_check(const struct sks_problem *pb, const uint64_t *off, uint64_t target)
-{
-	struct vnpu_plan_buffer *b = malloc((pb->n ? pb->n : 1) * sizeof(*b));
-	int ok;
-
-	if (!b)
-		return 0;
-	for (size_t i = 0; i < pb->n; i++)
-		b[i] = (struct vnpu_plan_buffer){ .size = pb->size[i], .alignment = pb->align[i],
-						  .first = pb->t0[i], .last = pb->t1[i],
-						  .offset = off[i] };
-	ok = vnpu_plan_verify(b, pb->n, target, NULL) == VNPU_SUCCESS;
-	free(b);
-	return ok;
-}
-
 /* The depth-first search over the groupings of each boundary. */
 static int pqs_search(struct pqs *q)
 {
@@ -637,7 +620,7 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 
 		if (o == -2)
 			r = SKS_NOMEM;
-		else if (o || !pqs_check(pb, off, target))
+		else if (o || !sks_check(pb, off, target))
 			r = SKS_INFEASIBLE;
 	}
 	goto out;

@@ -4,7 +4,7 @@
  *
  * Private interface of the planner's searches: the skyline search
  * (planner_search.c), the time sweep and the lazy sweep (planner_sweep.c),
- * the hole sweep (planner_pq.c).
+ * the hole sweep (planner_pq.c), the strip search (planner_strips.c).
  */
 #ifndef VNPU_PLANNER_SEARCH_H
 #define VNPU_PLANNER_SEARCH_H
@@ -127,6 +127,32 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
  */
 int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t stall,
 	    uint64_t *off, uint64_t *nodes);
+
+/**
+ * sts_run() - look for a perfect packing by the strip search
+ * @pb: the instance
+ * @target: arena to reach; must equal @pb->sec_total in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, pieces entered are added
+ *
+ * Takes the instance apart as a guillotine packing is built: buffers
+ * spanning a piece at its bottom, time cuts where no buffer crosses, and
+ * else two strips (sets of buffers whose live total is constant) stacked,
+ * each solved alone; an AND-OR search with a memo of the sets that failed
+ * (planner_strips.c). Complete for guillotine packings up to its step
+ * budgets. Return: SKS_FOUND (the plan is checked), SKS_INFEASIBLE (none
+ * found, @target leaves slack in some section, or an alignment does not
+ * divide every size), SKS_TIMEOUT or SKS_NOMEM.
+ */
+int sts_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes);
+
+/*
+ * Whether @off is a plan of @pb within @target, by the planner's verifier
+ * (planner.c): 1 yes, 0 no or out of memory.
+ */
+int sks_check(const struct sks_problem *pb, const uint64_t *off, uint64_t target);
 
 struct vnpu_plan_buffer;
 struct vnpu_plan_options;

@@ -674,11 +674,11 @@ static void sections_free(struct sections *x)
 	free(x->total);
 }
 
-enum { SWEEP_TIME, SWEEP_LAZY, SWEEP_HOLES };
+enum { SWEEP_TIME, SWEEP_LAZY, SWEEP_HOLES, SWEEP_STRIPS };
 
 /*
- * Runs the time sweep, the lazy one or the hole sweep (@kind) at the
- * lower bound; 1 when it found a plan the checker passes.
+ * Runs the time sweep, the lazy one, the hole sweep or the strip search
+ * (@kind) at the lower bound; 1 when it found a plan the checker passes.
  */
 static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 				struct vnpu_plan_buffer *b, size_t n, int kind)
@@ -691,8 +691,13 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 		sections_free(&x);
 		return 0;
 	}
-	r = (kind == SWEEP_HOLES ? pqs_run : kind == SWEEP_LAZY ? sws_lazy_run : sws_run)(
-		&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, 0, x.off, &nodes);
+	if (kind == SWEEP_STRIPS)
+		r = sts_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
+			    &nodes);
+	else
+		r = (kind == SWEEP_HOLES ? pqs_run : kind == SWEEP_LAZY ? sws_lazy_run : sws_run)(
+			&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, 0, x.off,
+			&nodes);
 	EXPECT_EQ(SKS_FOUND, r);
 	if (r == SKS_FOUND) {
 		for (size_t i = 0; i < n; i++)
@@ -928,6 +933,90 @@ TEST(hole_sweep_honours_its_budget_and_bounds)
 	 */
 	perfect_sweep_stops_at_once(_metadata, pqs_run, PGEN_LADDER, 1501, 14, 8);
 	perfect_sweep_stalls_and_refuses(_metadata, pqs_run);
+}
+
+TEST(strip_search_tiles_guillotine_packings)
+{
+	/*
+	 * The staggered pairs (a strip of the 4s over a strip of the 6s),
+	 * guillotine packings of 30 buffers (seeds 1 to 40, all), and of 700
+	 * that it tiles in milliseconds (seeds 3, 4, 5, 10) or in about 0.1 s
+	 * (seed 36, which no other stage tiled within the default budget):
+	 * the planner then reaches its optimum through the strip search.
+	 */
+	struct vnpu_plan_buffer pat[N(staggered_pairs)];
+	static const uint64_t seeds700[] = { 3, 4, 5, 10, 36 };
+	size_t count = 0;
+	uint64_t opt = 0, arena = 0;
+	struct vnpu_plan_buffer *b;
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST,
+				       .time_limit_ms = OPTIMUM_BUDGET_MS };
+	struct vnpu_plan_stats st;
+
+	memcpy(pat, staggered_pairs, sizeof(pat));
+	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_STRIPS));
+	for (uint64_t seed = 1; seed <= 40; seed++)
+		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 30, seed, SWEEP_STRIPS));
+	for (size_t i = 0; i < N(seeds700); i++)
+		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 700, seeds700[i],
+					     SWEEP_STRIPS));
+	b = pgen_generate(PGEN_GUILLOTINE, 700, 36, &count, &opt);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, count, &o, &st));
+	EXPECT_EQ(0, pgen_check(b, count, &arena));
+	EXPECT_EQ(opt, arena);
+	free(b);
+}
+
+TEST(strip_search_refuses_what_is_not_guillotine)
+{
+	/*
+	 * A pinwheel: five buffers that tile 3 x 3 with no cut through the
+	 * whole piece, in time or in space. At each of its two inner
+	 * boundaries the buffers meeting there balance only all together,
+	 * so nothing splits into strips: refused at once. Then the bounds:
+	 * a target other than the live total in every section, or an
+	 * alignment that does not divide every size, is refused with
+	 * nothing visited and the offsets untouched; a deadline already
+	 * past stops the search at its first strip search (26 pieces, the
+	 * buffers spanning a piece and the time cuts, come before it).
+	 */
+	struct vnpu_plan_buffer pin[] = {
+		{ .size = 1, .first = 0, .last = 2 }, { .size = 2, .first = 2, .last = 3 },
+		{ .size = 1, .first = 1, .last = 3 }, { .size = 2, .first = 0, .last = 1 },
+		{ .size = 1, .first = 1, .last = 2 },
+	};
+	size_t count = 0;
+	uint64_t opt = 0, nodes = 0, arena = 0;
+	struct vnpu_plan_buffer *b;
+	struct sections x;
+
+	ASSERT_EQ(0, sections_init(&x, pin, N(pin)));
+	EXPECT_EQ(SKS_INFEASIBLE, sts_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
+	EXPECT_EQ(1, nodes);
+	sections_free(&x);
+	/* The pinwheel is a perfect packing all the same. */
+	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pin, N(pin), SWEEP_HOLES));
+	EXPECT_EQ(0, pgen_check(pin, N(pin), &arena));
+	EXPECT_EQ(3, arena);
+
+	b = pgen_generate(PGEN_GUILLOTINE, 700, 1, &count, &opt);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	nodes = 0;
+	x.off[0] = 77;
+	EXPECT_EQ(SKS_INFEASIBLE, sts_run(&x.pb, x.lb - 1, UINT64_MAX, x.off, &nodes));
+	EXPECT_EQ(SKS_INFEASIBLE, sts_run(&x.pb, x.lb + 1, UINT64_MAX, x.off, &nodes));
+	x.align[1] = 2 * x.size[1];
+	EXPECT_EQ(SKS_INFEASIBLE, sts_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
+	EXPECT_EQ(0, nodes);
+	EXPECT_EQ(77, x.off[0]);
+	x.align[1] = 1;
+	EXPECT_EQ(SKS_TIMEOUT, sts_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), x.off, &nodes));
+	EXPECT_LT(0, nodes);
+	EXPECT_GE(32, nodes);
+	sections_free(&x);
+	free(b);
 }
 
 TEST(ladders_reach_the_optimum)
