@@ -20,16 +20,21 @@
  * are the alternatives (OR). A set of buffers that failed is remembered,
  * so a piece met again through other strips fails at once.
  *
- * Two rules shrink the strip search. Buffers that must share a strip are
- * merged first: at a node where the buffers meeting there (grouped by
- * what is merged already) have no proper subset that balances, all of
- * them are in the same strip, in every split. And a node whose imbalance
- * no subset of its undecided buffers can cancel ends the branch (exact
- * subset sums over a bitset, in units of the sizes' common divisor).
+ * Three rules shrink the strip search. Buffers that must share a strip
+ * are merged first: at a node where the buffers meeting there (grouped
+ * by what is merged already) have no proper subset that balances, all
+ * of them are in the same strip, in every split. Every decision is
+ * propagated to the nodes it touches: a group in every subset of the
+ * open groups there that cancels the imbalance is decided in, in none
+ * out, and a node none cancels ends the branch (every subset tried for a
+ * few groups, else an exact subset sum over a bitset, in units of the
+ * sizes' common divisor). And the node decided next is the one with the
+ * fewest such subsets.
  *
  * The search is complete for guillotine packings up to its step budgets
- * per strip search (growing in rounds, over several starting groups);
- * a piece given up on within them counts as failed.
+ * per strip search and its cap on a strip's buffers, both growing in
+ * rounds, over several starting groups; a piece given up on within them
+ * counts as failed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,12 @@
 /* Starting groups (pivots) per piece, and the first strip budget in steps. */
 #define STS_PIVOTS 32
 #define STS_BUDGET_FIRST 1000
+/*
+ * Cap on the buffers of a strip in the first round; it doubles per round
+ * (iterative deepening: a strip that took a wrong subset mostly has to
+ * grow into the strips around it to balance, so small strips come first).
+ */
+#define STS_CAP_FIRST 64
 /* Budgets grow fourfold per round while some pivot ran out, up to this. */
 #define STS_BUDGET_MAX 1000000
 /* Subset sums over wider ranges (in units) are not checked. */
@@ -80,9 +91,16 @@ struct sts_piece {
 	struct sts_item *group_items;	/* per group: (node, net) */
 	uint32_t *group_bufs;		/* per group: buffer ids */
 	int8_t *state;			/* per group: 0 open, 1 in, -1 out */
+	uint32_t *trail;		/* groups decided, in order, to undo */
+	size_t trail_len;
+	uint32_t *dirty;		/* nodes to check again, and their flags */
+	size_t dirty_len;
+	uint8_t *is_dirty;
+	uint32_t *ways;			/* per node: subsets that cancel it, at its last check */
 	int64_t *scratch;
 	uint32_t *xs, *rest;
 	uint64_t steps, budget;
+	size_t in_bufs, max_bufs;	/* buffers in the strip, and the cap */
 };
 
 static int sts_solve(struct sts *s, uint32_t *ids, size_t k, uint32_t a, uint32_t b,
@@ -263,16 +281,138 @@ static void sts_take(struct sts_piece *pc, uint32_t g, int sign)
 		pc->imb[pc->group_items[q].id] += sign * pc->group_items[q].net;
 }
 
-static int sts_node(struct sts_piece *pc);
+/* Decides group @g (1 in, -1 out), on the trail. */
+static void sts_set(struct sts_piece *pc, uint32_t g, int in)
+{
+	pc->state[g] = (int8_t)in;
+	if (in > 0) {
+		sts_take(pc, g, 1);
+		pc->in_bufs += pc->buf_first[g + 1] - pc->buf_first[g];
+	}
+	pc->trail[pc->trail_len++] = g;
+}
+
+/* Undoes the decisions after the first @mark of the trail. */
+static void sts_undo(struct sts_piece *pc, size_t mark)
+{
+	while (pc->trail_len > mark) {
+		uint32_t g = pc->trail[--pc->trail_len];
+
+		if (pc->state[g] > 0) {
+			sts_take(pc, g, -1);
+			pc->in_bufs -= pc->buf_first[g + 1] - pc->buf_first[g];
+		}
+		pc->state[g] = 0;
+	}
+}
+
+/* Group @g's nodes are to be checked again. */
+static void sts_touch(struct sts_piece *pc, uint32_t g)
+{
+	for (uint32_t q = pc->group_first[g]; q < pc->group_first[g + 1]; q++) {
+		uint32_t t = pc->group_items[q].id;
+
+		if (!pc->is_dirty[t]) {
+			pc->is_dirty[t] = 1;
+			pc->dirty[pc->dirty_len++] = t;
+		}
+	}
+}
+
+/*
+ * Checks the nodes of the groups decided since @from on the trail, and
+ * of those it decides itself, until none is left: a node whose imbalance
+ * no subset of its open groups cancels fails; with up to STS_EXACT open
+ * groups every subset is tried (by Gray code), and a group in every
+ * subset that cancels the imbalance is decided in, in none out. Returns
+ * 0 on a failure (the caller undoes the trail).
+ */
+#define STS_EXACT 14
+static int sts_propagate(struct sts_piece *pc, size_t from)
+{
+	struct sts *s = pc->s;
+	int ok = 1;
+
+	for (size_t q = from; q < pc->trail_len; q++)
+		sts_touch(pc, pc->trail[q]);
+	while (ok && pc->dirty_len) {
+		uint32_t t = pc->dirty[--pc->dirty_len], open = 0, ids[STS_EXACT];
+		uint32_t in_some = 0, out_some = 0, mask = 0;
+		int64_t d = pc->imb[t], ends = 0, starts = 0, sum = 0;
+		int any = 0;
+
+		pc->is_dirty[t] = 0;
+		if (!t || t >= pc->nn)
+			continue;
+		for (uint32_t q = pc->node_first[t]; q < pc->node_first[t + 1]; q++) {
+			int64_t v = pc->node_items[q].net;
+
+			if (pc->state[pc->node_items[q].id])
+				continue;
+			if (open < STS_EXACT)
+				ids[open] = pc->node_items[q].id;
+			pc->scratch[open++] = v;
+			if (v > 0)
+				ends += v;
+			else
+				starts -= v;
+		}
+		if ((d > 0 && d > starts) || (d < 0 && -d > ends)) {
+			ok = 0;
+			continue;
+		}
+		if (open > STS_EXACT) {
+			ok = !d || sts_sums(s, pc->scratch, open, -d, 0);
+			pc->ways[t] = UINT32_MAX;
+			continue;
+		}
+		pc->ways[t] = 0;
+		/* Every subset: step i flips the lowest set bit of i. */
+		for (uint32_t i = 0;; i++) {
+			if (sum == -d) {
+				any = 1;
+				pc->ways[t]++;
+				in_some |= mask;
+				out_some |= ~mask;
+			}
+			if (i + 1 == 1u << open)
+				break;
+			mask ^= 1u << __builtin_ctz(i + 1);
+			sum += (mask >> __builtin_ctz(i + 1) & 1) ? pc->scratch[__builtin_ctz(i + 1)] :
+								      -pc->scratch[__builtin_ctz(i + 1)];
+		}
+		if (!any) {
+			ok = 0;
+			continue;
+		}
+		for (uint32_t q = 0; q < open; q++) {
+			int in = in_some >> q & 1, out = out_some >> q & 1;
+
+			if (in != out) {
+				sts_set(pc, ids[q], in ? 1 : -1);
+				sts_touch(pc, ids[q]);
+				if (pc->in_bufs > pc->max_bufs)
+					ok = 0;
+			}
+		}
+	}
+	while (pc->dirty_len)
+		pc->is_dirty[pc->dirty[--pc->dirty_len]] = 0;
+	return ok;
+}
+
+static int sts_node(struct sts_piece *pc, size_t from);
 
 /*
  * The subsets of the open groups @u[j..] that cancel @d at the node being
  * decided (the rest there out), each followed by sts_node(); @more: the
- * set so far was tried already, so only a larger one may follow.
+ * set so far was tried already, so only a larger one may follow; @from:
+ * where on the trail the decisions not yet propagated begin.
  */
 static int sts_pick(struct sts_piece *pc, struct sts_item *u, size_t nu, size_t j, int64_t d,
-		    int64_t pos, int64_t neg, int more)
+		    int64_t pos, int64_t neg, int more, size_t from)
 {
+	size_t mark = pc->trail_len;
 	uint32_t g;
 	int64_t v;
 	int r;
@@ -281,10 +421,9 @@ static int sts_pick(struct sts_piece *pc, struct sts_item *u, size_t nu, size_t 
 		return 0;
 	if (!d && !more) {
 		for (size_t q = j; q < nu; q++)
-			pc->state[u[q].id] = -1;
-		r = sts_node(pc);
-		for (size_t q = j; q < nu; q++)
-			pc->state[u[q].id] = 0;
+			sts_set(pc, u[q].id, -1);
+		r = sts_node(pc, from);
+		sts_undo(pc, mark);
 		if (r)
 			return r;
 		more = 1;
@@ -295,14 +434,17 @@ static int sts_pick(struct sts_piece *pc, struct sts_item *u, size_t nu, size_t 
 	v = u[j].net;
 	pos -= v > 0 ? v : 0;
 	neg -= v < 0 ? -v : 0;
-	pc->state[g] = 1;
-	sts_take(pc, g, 1);
-	r = sts_pick(pc, u, nu, j + 1, d + v, pos, neg, 0);
-	sts_take(pc, g, -1);
-	pc->state[g] = -1;
-	if (!r)
-		r = sts_pick(pc, u, nu, j + 1, d, pos, neg, more);
-	pc->state[g] = 0;
+	r = 0;
+	if (pc->in_bufs + pc->buf_first[g + 1] - pc->buf_first[g] <= pc->max_bufs) {
+		sts_set(pc, g, 1);
+		r = sts_pick(pc, u, nu, j + 1, d + v, pos, neg, 0, from);
+		sts_undo(pc, mark);
+		if (r)
+			return r;
+	}
+	sts_set(pc, g, -1);
+	r = sts_pick(pc, u, nu, j + 1, d, pos, neg, more, from);
+	sts_undo(pc, mark);
 	return r;
 }
 
@@ -319,10 +461,12 @@ static int sts_item_cmp(const void *pa, const void *pb)
  * Decides the unbalanced node with the fewest open groups; a strip is
  * tried when every node balances. 1 when the piece is solved.
  */
-static int sts_node(struct sts_piece *pc)
+static int sts_node(struct sts_piece *pc, size_t from)
 {
 	struct sts *s = pc->s;
 	uint32_t best = 0, fewest = UINT32_MAX;
+	uint64_t fewest_rank = UINT64_MAX;
+	size_t mark = pc->trail_len;
 	struct sts_item *u;
 	int64_t pos = 0, neg = 0;
 	size_t nu = 0;
@@ -330,38 +474,35 @@ static int sts_node(struct sts_piece *pc)
 
 	if (!(++s->steps & 255) && vnpu_plan_cpu_ns() > s->deadline)
 		s->stop = SKS_TIMEOUT;
-	if (s->stop)
+	if (s->stop || !sts_propagate(pc, from)) {
+		sts_undo(pc, mark);
 		return 0;
+	}
+	from = pc->trail_len;
 	for (uint32_t t = 1; t < pc->nn; t++) {
-		int64_t d = pc->imb[t], ends = 0, starts = 0;
 		uint32_t open = 0;
+		uint64_t rank;
 
-		if (!d)
+		if (!pc->imb[t])
 			continue;
-		for (uint32_t q = pc->node_first[t]; q < pc->node_first[t + 1]; q++) {
-			int64_t v = pc->node_items[q].net;
-
-			if (pc->state[pc->node_items[q].id])
-				continue;
-			pc->scratch[open++] = v;
-			if (v > 0)
-				ends += v;
-			else
-				starts -= v;
-		}
-		if (!open || (d > 0 && d > starts) || (d < 0 && -d > ends) ||
-		    !sts_sums(s, pc->scratch, open, -d, 0))
-			return 0;
-		if (open < fewest) {
+		for (uint32_t q = pc->node_first[t]; q < pc->node_first[t + 1]; q++)
+			open += !pc->state[pc->node_items[q].id];
+		rank = (uint64_t)pc->ways[t] << 32 | open;
+		if (rank < fewest_rank) {
+			fewest_rank = rank;
 			fewest = open;
 			best = t;
 		}
 	}
-	if (fewest == UINT32_MAX)
-		return sts_try(pc);
+	if (fewest == UINT32_MAX) {
+		r = sts_try(pc);
+		sts_undo(pc, mark);
+		return r;
+	}
 	u = malloc(fewest * sizeof(*u));
 	if (!u) {
 		s->stop = SKS_NOMEM;
+		sts_undo(pc, mark);
 		return 0;
 	}
 	for (uint32_t q = pc->node_first[best]; q < pc->node_first[best + 1]; q++)
@@ -373,8 +514,9 @@ static int sts_node(struct sts_piece *pc)
 		}
 	/* Large parts first: a strip of few buffers comes early. */
 	qsort(u, nu, sizeof(*u), sts_item_cmp);
-	r = sts_pick(pc, u, nu, 0, pc->imb[best], pos, neg, 0);
+	r = sts_pick(pc, u, nu, 0, pc->imb[best], pos, neg, 0, from);
 	free(u);
+	sts_undo(pc, mark);
 	return r;
 }
 
@@ -512,14 +654,20 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 	pc.group_bufs = malloc(k * sizeof(*pc.group_bufs));
 	pc.imb = calloc(nn + 1, sizeof(*pc.imb));
 	pc.state = calloc(pc.m, sizeof(*pc.state));
+	pc.trail = malloc(pc.m * sizeof(*pc.trail));
+	pc.dirty = malloc((nn + 1) * sizeof(*pc.dirty));
+	pc.is_dirty = calloc(nn + 1, sizeof(*pc.is_dirty));
+	pc.ways = malloc((nn + 1) * sizeof(*pc.ways));
 	pc.xs = malloc(k * sizeof(*pc.xs));
 	pc.rest = malloc(k * sizeof(*pc.rest));
 	fill = calloc(pc.m, sizeof(*fill));
 	pivots = malloc(pc.m * sizeof(*pivots));
 	if (!pc.node_first || !pc.node_items || !pc.group_first || !pc.group_items ||
 	    !pc.buf_first || !pc.group_bufs || !pc.imb || !pc.state || !pc.xs || !pc.rest ||
-	    !fill || !pivots)
+	    !pc.trail || !pc.dirty || !pc.is_dirty || !pc.ways || !fill || !pivots)
 		goto nomem;
+	for (uint32_t t = 0; t <= nn; t++)
+		pc.ways[t] = UINT32_MAX;
 	for (uint32_t t = 1; t < nn; t++) {
 		pc.node_first[t] = (uint32_t)total;
 		total += sts_nets(&pc, at + first[t], first[t + 1] - first[t], t, group,
@@ -553,7 +701,8 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 				pivots[g].net = (int64_t)pb->size[pc.group_bufs[q]];
 	}
 	qsort(pivots, pc.m, sizeof(*pivots), sts_item_cmp);
-	for (uint64_t budget = STS_BUDGET_FIRST; !r && !s->stop; budget *= 4) {
+	pc.max_bufs = STS_CAP_FIRST;
+	for (uint64_t budget = STS_BUDGET_FIRST; !r && !s->stop; budget *= 4, pc.max_bufs *= 2) {
 		int ran_out = 0;
 
 		for (uint32_t q = 0; q < pc.m && q < STS_PIVOTS && !r && !s->stop; q++) {
@@ -561,14 +710,12 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 
 			pc.steps = 0;
 			pc.budget = budget;
-			pc.state[g] = 1;
-			sts_take(&pc, g, 1);
-			r = sts_node(&pc);
-			sts_take(&pc, g, -1);
-			pc.state[g] = 0;
+			sts_set(&pc, g, 1);
+			r = sts_node(&pc, 0);
+			sts_undo(&pc, 0);
 			ran_out |= pc.steps > budget;
 		}
-		if (!ran_out || budget >= STS_BUDGET_MAX)
+		if ((!ran_out && pc.max_bufs >= k) || budget >= STS_BUDGET_MAX)
 			break;
 	}
 	goto out;
@@ -583,6 +730,10 @@ out:
 	free(pc.group_bufs);
 	free(pc.imb);
 	free(pc.state);
+	free(pc.trail);
+	free(pc.dirty);
+	free(pc.is_dirty);
+	free(pc.ways);
 	free(pc.xs);
 	free(pc.rest);
 	free(fill);
