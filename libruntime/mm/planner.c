@@ -99,7 +99,7 @@
  * Budget share of the strip search (planner_strips.c), of what the sweeps
  * leave on a target without slack, before the skyline search, up to
  * PLAN_SEARCH_MAX buffers: guillotine packings of 700 buffers, seeds 1 to
- * 50, 44 at the optimum with it, 42 without; of 1,500, 13 and 12. Earlier
+ * 50, 45 at the optimum with it, 42 without; of 1,500, 13 and 12. Earlier
  * in the order, on a quarter of the budget, it took from the sweeps what
  * they tile with (1,500: 10); above PLAN_SEARCH_MAX it took from the
  * improvement stage (guillotine 3,000: mean 1.11) and tiled nothing.

@@ -20,7 +20,7 @@
  * are the alternatives (OR). A set of buffers that failed is remembered,
  * so a piece met again through other strips fails at once.
  *
- * Three rules shrink the strip search. Buffers that must share a strip
+ * Four rules shrink the strip search. Buffers that must share a strip
  * are merged first: at a node where the buffers meeting there (grouped
  * by what is merged already) have no proper subset that balances, all
  * of them are in the same strip, in every split. Every decision is
@@ -29,7 +29,8 @@
  * out, and a node none cancels ends the branch (every subset tried for a
  * few groups, else an exact subset sum over a bitset, in units of the
  * sizes' common divisor). And the node decided next is the one with the
- * fewest such subsets.
+ * fewest such subsets. Of identical buffers (same span, same size) one
+ * is taken only if those before it are: the others' choices are the same.
  *
  * The search is complete for guillotine packings up to its step budgets
  * per strip search and its cap on a strip's buffers, both growing in
@@ -90,6 +91,7 @@ struct sts_piece {
 	struct sts_item *node_items;	/* per node: (group, net) */
 	struct sts_item *group_items;	/* per group: (node, net) */
 	uint32_t *group_bufs;		/* per group: buffer ids */
+	uint32_t *twin;			/* per group: an identical one-buffer group before it, or none */
 	int8_t *state;			/* per group: 0 open, 1 in, -1 out */
 	uint32_t *trail;		/* groups decided, in order, to undo */
 	size_t trail_len;
@@ -435,7 +437,9 @@ static int sts_pick(struct sts_piece *pc, struct sts_item *u, size_t nu, size_t 
 	pos -= v > 0 ? v : 0;
 	neg -= v < 0 ? -v : 0;
 	r = 0;
-	if (pc->in_bufs + pc->buf_first[g + 1] - pc->buf_first[g] <= pc->max_bufs) {
+	/* Of identical buffers, one is taken only if those before it are. */
+	if ((pc->twin[g] == UINT32_MAX || pc->state[pc->twin[g]] >= 0) &&
+	    pc->in_bufs + pc->buf_first[g + 1] - pc->buf_first[g] <= pc->max_bufs) {
 		sts_set(pc, g, 1);
 		r = sts_pick(pc, u, nu, j + 1, d + v, pos, neg, 0, from);
 		sts_undo(pc, mark);
@@ -446,6 +450,23 @@ static int sts_pick(struct sts_piece *pc, struct sts_item *u, size_t nu, size_t 
 	r = sts_pick(pc, u, nu, j + 1, d, pos, neg, more, from);
 	sts_undo(pc, mark);
 	return r;
+}
+
+/* A one-buffer group's span and size (0 for larger groups), to find twins. */
+struct sts_twin {
+	uint64_t span, size;
+	uint32_t group;
+};
+
+static int sts_twin_cmp(const void *pa, const void *pb)
+{
+	const struct sts_twin *x = pa, *y = pb;
+
+	if (x->span != y->span)
+		return x->span < y->span ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
 }
 
 static int sts_item_cmp(const void *pa, const void *pb)
@@ -581,6 +602,7 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 	uint32_t nn = b - a, *first = calloc(nn + 2, sizeof(*first));
 	uint32_t *at = malloc(2 * k * sizeof(*at)), *group = malloc(k * sizeof(*group));
 	struct sts_item *items = malloc(2 * k * sizeof(*items)), *pivots = NULL;
+	struct sts_twin *twins = NULL;
 	int64_t *nets = malloc(2 * k * sizeof(*nets));
 	uint32_t *fill = NULL, *uf = s->uf;
 	size_t total = 0;
@@ -662,9 +684,12 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 	pc.rest = malloc(k * sizeof(*pc.rest));
 	fill = calloc(pc.m, sizeof(*fill));
 	pivots = malloc(pc.m * sizeof(*pivots));
+	pc.twin = malloc(pc.m * sizeof(*pc.twin));
+	twins = malloc(pc.m * sizeof(*twins));
 	if (!pc.node_first || !pc.node_items || !pc.group_first || !pc.group_items ||
 	    !pc.buf_first || !pc.group_bufs || !pc.imb || !pc.state || !pc.xs || !pc.rest ||
-	    !pc.trail || !pc.dirty || !pc.is_dirty || !pc.ways || !fill || !pivots)
+	    !pc.trail || !pc.dirty || !pc.is_dirty || !pc.ways || !fill || !pivots || !pc.twin ||
+	    !twins)
 		goto nomem;
 	for (uint32_t t = 0; t <= nn; t++)
 		pc.ways[t] = UINT32_MAX;
@@ -693,6 +718,21 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 	memset(fill, 0, pc.m * sizeof(*fill));
 	for (size_t i = 0; i < k; i++)
 		pc.group_bufs[pc.buf_first[group[i]] + fill[group[i]]++] = ids[i];
+	/* Twins: one-buffer groups of the same span and size, in id order. */
+	for (uint32_t g = 0; g < pc.m; g++) {
+		uint32_t id = pc.group_bufs[pc.buf_first[g]];
+		int one = pc.buf_first[g + 1] - pc.buf_first[g] == 1;
+
+		twins[g] = (struct sts_twin){ one ? (uint64_t)pb->t0[id] << 32 | pb->t1[id] : 0,
+					     one ? pb->size[id] : 0, g };
+	}
+	qsort(twins, pc.m, sizeof(*twins), sts_twin_cmp);
+	for (uint32_t q = 0; q < pc.m; q++) {
+		const struct sts_twin *x = &twins[q], *y = q ? &twins[q - 1] : NULL;
+
+		pc.twin[x->group] = y && x->size && x->span == y->span && x->size == y->size ?
+				    y->group : UINT32_MAX;
+	}
 	/* Pivots: the groups by their largest buffer. */
 	for (uint32_t g = 0; g < pc.m; g++) {
 		pivots[g] = (struct sts_item){ g, 0 };
@@ -738,6 +778,8 @@ out:
 	free(pc.rest);
 	free(fill);
 	free(pivots);
+	free(pc.twin);
+	free(twins);
 	free(first);
 	free(at);
 	free(group);

@@ -940,12 +940,12 @@ TEST(strip_search_tiles_guillotine_packings)
 	/*
 	 * The staggered pairs (a strip of the 4s over a strip of the 6s),
 	 * guillotine packings of 30 buffers (seeds 1 to 40, all), and of 700
-	 * that it tiles in 10 to 90 ms (seeds 3, 4, 5, 13, 26; no other
-	 * stage tiled 13 and 26 within the default budget): the planner, in
-	 * the default budget, then reaches seed 13's optimum through it.
+	 * that it tiles in 10 to 70 ms (seeds 3, 4, 5, 13, 26, 36; no other
+	 * stage tiled 13, 26 and 36 within the default budget): the planner,
+	 * in the default budget, then reaches seed 13's optimum through it.
 	 */
 	struct vnpu_plan_buffer pat[N(staggered_pairs)];
-	static const uint64_t seeds700[] = { 3, 4, 5, 13, 26 };
+	static const uint64_t seeds700[] = { 3, 4, 5, 13, 26, 36 };
 
 	memcpy(pat, staggered_pairs, sizeof(pat));
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_STRIPS));
