@@ -53,6 +53,8 @@
 #define STS_CAP_FIRST 64
 /* Budgets grow fourfold per round while some pivot ran out, up to this. */
 #define STS_BUDGET_MAX 1000000
+/* Open groups at a node up to which propagation tries every subset. */
+#define STS_EXACT 14
 /* Subset sums over wider ranges (in units) are not checked. */
 #define STS_SUMS_MAX (1u << 20)
 
@@ -164,17 +166,6 @@ static void sts_fail(struct sts *s, uint64_t key)
 		sts_insert(s->failed, s->failed_cap, key);
 		s->failed_count++;
 	}
-}
-
-static uint64_t sts_gcd(uint64_t x, uint64_t y)
-{
-	while (y) {
-		uint64_t t = x % y;
-
-		x = y;
-		y = t;
-	}
-	return x;
 }
 
 /*
@@ -329,7 +320,6 @@ static void sts_touch(struct sts_piece *pc, uint32_t g)
  * subset that cancels the imbalance is decided in, in none out. Returns
  * 0 on a failure (the caller undoes the trail).
  */
-#define STS_EXACT 14
 static int sts_propagate(struct sts_piece *pc, size_t from)
 {
 	struct sts *s = pc->s;
@@ -379,9 +369,12 @@ static int sts_propagate(struct sts_piece *pc, size_t from)
 			}
 			if (i + 1 == 1u << open)
 				break;
-			mask ^= 1u << __builtin_ctz(i + 1);
-			sum += (mask >> __builtin_ctz(i + 1) & 1) ? pc->scratch[__builtin_ctz(i + 1)] :
-								      -pc->scratch[__builtin_ctz(i + 1)];
+			{
+				int bit = __builtin_ctz(i + 1);
+
+				mask ^= 1u << bit;
+				sum += mask >> bit & 1 ? pc->scratch[bit] : -pc->scratch[bit];
+			}
 		}
 		if (!any) {
 			ok = 0;
@@ -479,8 +472,9 @@ static int sts_item_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Decides the unbalanced node with the fewest open groups; a strip is
- * tried when every node balances. 1 when the piece is solved.
+ * Propagates the decisions since @from, then decides the unbalanced node
+ * with the fewest subsets that cancel it (then the fewest open groups); a
+ * strip is tried when every node balances. 1 when the piece is solved.
  */
 static int sts_node(struct sts_piece *pc, size_t from)
 {
@@ -889,7 +883,7 @@ int sts_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 			return SKS_INFEASIBLE;
 	/* Stacked offsets are sums of sizes: every size a multiple of every alignment. */
 	for (size_t i = 0; i < pb->n; i++)
-		unit = sts_gcd(unit, pb->size[i]);
+		unit = vnpu_plan_gcd(unit, pb->size[i]);
 	for (size_t i = 0; i < pb->n; i++)
 		if (unit % pb->align[i])
 			return SKS_INFEASIBLE;
