@@ -445,6 +445,23 @@ static int sts_pick(struct sts_piece *pc, struct sts_item *u, size_t nu, size_t 
 	return r;
 }
 
+/* A starting group: the most groups meeting at one of its nodes, its largest buffer. */
+struct sts_pivot {
+	uint32_t group, crowd;
+	uint64_t size;
+};
+
+static int sts_pivot_cmp(const void *pa, const void *pb)
+{
+	const struct sts_pivot *x = pa, *y = pb;
+
+	if (x->crowd != y->crowd)
+		return x->crowd < y->crowd ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
 /* A one-buffer group's span and size (0 for larger groups), to find twins. */
 struct sts_twin {
 	uint64_t span, size;
@@ -487,7 +504,8 @@ static int sts_node(struct sts_piece *pc, size_t from)
 	size_t nu = 0;
 	int r;
 
-	if (!(++s->steps & 255) && vnpu_plan_cpu_ns() > s->deadline)
+	/* The clock from the first step on: a search begun late stops at once. */
+	if (!(s->steps++ & 255) && vnpu_plan_cpu_ns() > s->deadline)
 		s->stop = SKS_TIMEOUT;
 	if (s->stop || !sts_propagate(pc, from)) {
 		sts_undo(pc, mark);
@@ -595,7 +613,8 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 				.h = h, .base = base };
 	uint32_t nn = b - a, *first = calloc(nn + 2, sizeof(*first));
 	uint32_t *at = malloc(2 * k * sizeof(*at)), *group = malloc(k * sizeof(*group));
-	struct sts_item *items = malloc(2 * k * sizeof(*items)), *pivots = NULL;
+	struct sts_item *items = malloc(2 * k * sizeof(*items));
+	struct sts_pivot *pivots = NULL;
 	struct sts_twin *twins = NULL;
 	int64_t *nets = malloc(2 * k * sizeof(*nets));
 	uint32_t *fill = NULL, *uf = s->uf;
@@ -727,20 +746,32 @@ static int sts_split(struct sts *s, const uint32_t *ids, size_t k, uint32_t a, u
 		pc.twin[x->group] = y && x->size && x->span == y->span && x->size == y->size ?
 				    y->group : UINT32_MAX;
 	}
-	/* Pivots: the groups by their largest buffer. */
+	/*
+	 * Pivots: the groups whose nodes are the least crowded first, then
+	 * by their largest buffer. The first choice is made at a pivot's
+	 * node; where many groups meet, countless subsets balance it and the
+	 * search seldom comes back from a wrong one (guillotine 700, seeds 1
+	 * to 50, 0.6 s each: 21 tiled by largest buffer alone, 25 to 27 so).
+	 */
 	for (uint32_t g = 0; g < pc.m; g++) {
-		pivots[g] = (struct sts_item){ g, 0 };
+		pivots[g] = (struct sts_pivot){ g, 0, 0 };
 		for (uint32_t q = pc.buf_first[g]; q < pc.buf_first[g + 1]; q++)
-			if ((int64_t)pb->size[pc.group_bufs[q]] > pivots[g].net)
-				pivots[g].net = (int64_t)pb->size[pc.group_bufs[q]];
+			if (pb->size[pc.group_bufs[q]] > pivots[g].size)
+				pivots[g].size = pb->size[pc.group_bufs[q]];
+		for (uint32_t q = pc.group_first[g]; q < pc.group_first[g + 1]; q++) {
+			uint32_t t = pc.group_items[q].id;
+
+			if (pc.node_first[t + 1] - pc.node_first[t] > pivots[g].crowd)
+				pivots[g].crowd = pc.node_first[t + 1] - pc.node_first[t];
+		}
 	}
-	qsort(pivots, pc.m, sizeof(*pivots), sts_item_cmp);
+	qsort(pivots, pc.m, sizeof(*pivots), sts_pivot_cmp);
 	pc.max_bufs = STS_CAP_FIRST;
 	for (uint64_t budget = STS_BUDGET_FIRST; !r && !s->stop; budget *= 4, pc.max_bufs *= 2) {
 		int ran_out = 0;
 
 		for (uint32_t q = 0; q < pc.m && q < STS_PIVOTS && !r && !s->stop; q++) {
-			uint32_t g = pivots[q].id;
+			uint32_t g = pivots[q].group;
 
 			pc.steps = 0;
 			pc.budget = budget;
