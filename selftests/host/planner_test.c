@@ -941,11 +941,14 @@ TEST(strip_search_tiles_guillotine_packings)
 	 * The staggered pairs (a strip of the 4s over a strip of the 6s),
 	 * guillotine packings of 30 buffers (seeds 1 to 40, all), and of 700
 	 * that it tiles in 10 to 70 ms (seeds 3, 4, 5, 13, 26, 36; no other
-	 * stage tiled 13, 26 and 36 within the default budget): the planner,
-	 * in the default budget, then reaches seed 13's optimum through it.
+	 * stage tiled 13, 26 and 36 within the default budget) or, starting
+	 * from the groups whose boundaries are the least crowded, in 0.1 to
+	 * 0.3 s (44 and 47; starting from the largest buffers it gave 44 up
+	 * after 9 s and took 15 s for 47): the planner, in the default
+	 * budget, then reaches seed 13's optimum through it.
 	 */
 	struct vnpu_plan_buffer pat[N(staggered_pairs)];
-	static const uint64_t seeds700[] = { 3, 4, 5, 13, 26, 36 };
+	static const uint64_t seeds700[] = { 3, 4, 5, 13, 26, 36, 44, 47 };
 
 	memcpy(pat, staggered_pairs, sizeof(pat));
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_STRIPS));
