@@ -69,14 +69,6 @@ struct bd_event {
 	uint64_t sig;		/* and a hash of its classes then */
 };
 
-/* A piece planned by bd_leaf(), kept for when the bands form it again. */
-struct bd_memo {
-	uint32_t *ids;		/* its buffers, by first section */
-	uint64_t *rel;		/* their offsets above its base */
-	size_t m;
-	uint64_t height;	/* the top of its plan above its base */
-};
-
 struct bd {
 	const struct sks_problem *pb;
 	uint64_t *off;
@@ -89,8 +81,6 @@ struct bd {
 	uint64_t rng;		/* 0, or the state that breaks ties of guesses */
 	size_t guesses;		/* guesses of the last bd_form() */
 	size_t left;		/* buffers not yet planned by bd_leaf() */
-	struct bd_memo *memo;	/* the pieces bd_leaf() planned */
-	size_t nmemo, memo_cap;
 };
 
 static int bd_cmp(const void *a, const void *b)
@@ -258,38 +248,11 @@ static int bd_collect(struct bd *d, uint32_t k)
 static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint64_t base,
 		    uint64_t *height);
 
-/* Keeps the plan of piece @ids (@m buffers) from @base, *@height high. */
-static void bd_remember(struct bd *d, const uint32_t *ids, size_t m, uint64_t base,
-			uint64_t height)
-{
-	struct bd_memo e = { .m = m, .height = height };
-
-	/* A plan not kept is planned again: no error. */
-	if (vnpu_plan_grow((void **)&d->memo, &d->memo_cap, d->nmemo + 1, sizeof(*d->memo)))
-		return;
-	e.ids = malloc(m * sizeof(*e.ids));
-	e.rel = malloc(m * sizeof(*e.rel));
-	if (!e.ids || !e.rel) {
-		free(e.ids);
-		free(e.rel);
-		return;
-	}
-	for (size_t i = 0; i < m; i++) {
-		e.ids[i] = ids[i];
-		e.rel[i] = d->off[ids[i]] - base;
-	}
-	d->memo[d->nmemo++] = e;
-}
-
 /*
  * A piece none of the splits reaches: planned by the planner itself
  * (vnpu_plan_piece(), which finds nothing to split in it) on a share of
  * the time left in proportion to its buffers. *@height is the top of its
- * plan above @base: @width when perfect. A piece the bands form again
- * after a band failed (@ids in the same order: by first section) takes
- * the plan it had: planning it again would take the time the pieces not
- * planned yet need (guillotine 6,000, seed 5: a piece of 2,361 buffers
- * planned twice left 1 ms to one of 2,117).
+ * plan above @base: @width when perfect.
  */
 static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, uint64_t *height)
 {
@@ -301,16 +264,6 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 	/* Nothing split: the caller's searches see the same instance. */
 	if (m == pb->n)
 		return SKS_INFEASIBLE;
-	for (size_t x = 0; x < d->nmemo; x++) {
-		const struct bd_memo *e = &d->memo[x];
-
-		if (e->m != m || memcmp(e->ids, ids, m * sizeof(*ids)))
-			continue;
-		for (size_t i = 0; i < m; i++)
-			d->off[ids[i]] = base + e->rel[i];
-		*height = e->height;
-		return SKS_FOUND;
-	}
 	/*
 	 * Past the deadline, pieces still get a plan (1 ms of search after
 	 * the greedy plans). Pieces planned again after a band failed may
@@ -334,7 +287,6 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 	for (size_t i = 0; i < m; i++)
 		d->off[ids[i]] = base + d->sub[i].offset;
 	*height = stats.arena_size;
-	bd_remember(d, ids, m, base, *height);
 	return SKS_FOUND;
 }
 
@@ -964,10 +916,5 @@ out:
 	free(d.balanced);
 	free(d.zero);
 	free(d.sub);
-	for (size_t x = 0; x < d.nmemo; x++) {
-		free(d.memo[x].ids);
-		free(d.memo[x].rel);
-	}
-	free(d.memo);
 	return r;
 }
