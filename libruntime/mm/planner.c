@@ -95,6 +95,7 @@
 #define PLAN_SWEEP_STALL_NS 50000000ull
 /* Budget share of the band decomposition (planner_bands.c), first on a target without slack. */
 #define PLAN_BANDS_SHARE 2
+#define PLAN_MERGED_SHARE 4
 /*
  * Budget share of the strip search (planner_strips.c), of what the sweeps
  * leave on a target without slack, before the skyline search, up to
@@ -127,6 +128,16 @@ static uint64_t cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The deadline of a stage that starts at @t and gets 1/@share of the time
+ * left before @deadline; @t when none is left (a stage before may overrun,
+ * and the difference must not wrap).
+ */
+static uint64_t stage_deadline(uint64_t t, uint64_t deadline, uint64_t share)
+{
+	return t < deadline ? t + (deadline - t) / share : t;
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -1895,7 +1906,8 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
 /* The searches search_run() runs. */
-enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS };
+enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS,
+       SEARCH_MERGED };
 
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
@@ -1913,6 +1925,7 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
 	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
+		kind == SEARCH_MERGED ? pmg_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_HOLES ? pqs_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_STRIPS ? sts_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_LAZY ?
@@ -2041,16 +2054,25 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
 		uint64_t t = cpu_ns();
 
-		split = search_run(&p, target, t + (deadline - t) / PLAN_BANDS_SHARE, 0, 0,
-				   SEARCH_BANDS, off, &best, &nodes);
+		split = search_run(&p, target, stage_deadline(t, deadline, PLAN_MERGED_SHARE), 0, 0,
+				   SEARCH_MERGED, off, &best, &nodes);
 		if (split < 0)
 			goto out;
+		t = cpu_ns();
+		if (best.arena > target) {
+			int r = search_run(&p, target, stage_deadline(t, deadline, PLAN_BANDS_SHARE), 0, 0,
+					   SEARCH_BANDS, off, &best, &nodes);
+
+			if (r < 0)
+				goto out;
+			split |= r;
+		}
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
 	    tight && cpu_ns() < deadline) {
 		/* See PLAN_LAZY_SHARE_WHOLE. */
 		int whole = !split && !piece && n <= PLAN_SEARCH_MAX;
-		uint64_t t = cpu_ns(), slice = deadline - t;
+		uint64_t t = cpu_ns(), slice = t < deadline ? deadline - t : 0;
 		uint64_t stall = whole ? 0 : PLAN_SWEEP_STALL_NS;
 		uint64_t lazy = whole ? PLAN_LAZY_SHARE_WHOLE : PLAN_LAZY_SHARE;
 
@@ -2077,7 +2099,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		uint64_t t = cpu_ns();
 
 		if (t < deadline &&
-		    search_run(&p, target, t + (deadline - t) / PLAN_STRIPS_SHARE, 0, 0,
+		    search_run(&p, target, stage_deadline(t, deadline, PLAN_STRIPS_SHARE), 0, 0,
 			       SEARCH_STRIPS, off, &best, &nodes) < 0)
 			goto out;
 	}
@@ -2085,7 +2107,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX &&
 	    cpu_ns() < deadline) {
 		uint64_t t = cpu_ns();
-		int r = sky_search(&p, target, t + (deadline - t) / 2, opts->seed, off, &best,
+		int r = sky_search(&p, target, stage_deadline(t, deadline, 2), opts->seed, off, &best,
 				   &nodes);
 
 		if (r < 0)
@@ -2098,7 +2120,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		uint64_t t = cpu_ns();
 
 		if (t < deadline &&
-		    sweep(&p, target, t + (deadline - t) / PLAN_SWEEP_SHARE_LOOSE,
+		    sweep(&p, target, stage_deadline(t, deadline, PLAN_SWEEP_SHARE_LOOSE),
 			  PLAN_SWEEP_STALL_NS, off, &best, &nodes) < 0)
 			goto out;
 	}
@@ -2129,7 +2151,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			uint64_t stall = t > begin ? t - begin : 1;
 
 			if (n <= PLAN_SKY_MAX) {
-				dl = t + (deadline - t) / 2;
+				dl = stage_deadline(t, deadline, 2);
 				stall = 0;
 			}
 			if (improve_large(&p, &sky, keys, order, off, &best, target, dl,

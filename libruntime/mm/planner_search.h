@@ -109,6 +109,23 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	    uint64_t *nodes);
 
 /**
+ * pmg_run() - plan a perfect packing after merging buffers that must sit together
+ * @pb: the instance
+ * @target: its live total, the same in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, as for pbd_run()
+ *
+ * Joins buffers into rectangles where the balance of a section boundary
+ * forces it, in series and in parallel (planner_merge.c), and plans the
+ * smaller instance by pbd_run(). Return: as pbd_run() (SKS_FOUND: a plan,
+ * at @target or not), SKS_INFEASIBLE also when nothing merges, and
+ * SKS_TIMEOUT when @deadline passes before the merged instance is planned.
+ */
+int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes);
+
+/**
  * pqs_run() - look for a perfect packing by the hole sweep over a PQ-tree
  * @pb: the instance
  * @target: arena to reach; must equal @pb->sec_total in every section

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Forced merges of perfect packings: the target equals the live total in
+ * every section, so a plan at the target wastes nothing, and at each
+ * section boundary the buffers that end free exactly the memory the
+ * buffers that start take. Some buffers can then be joined into one
+ * rectangle (a merged buffer) before any search, and the instance left is
+ * smaller and has fewer ways to go wrong:
+ *
+ * - in series: a buffer e that ends at t and a buffer s that starts at t,
+ *   of the same size h, when they are the only ones of that size there
+ *   and every balanced part of t that holds e holds s (no subsets E of
+ *   the other enders and S of the other starters with h + sum(E) =
+ *   sum(S): a bitset of differences, mg_forced()). Then s takes e's place
+ *   in memory: one rectangle of size h from e's start to s's end;
+ * - in parallel: buffers of the same lifetime [a, b) stacked, when none
+ *   of them can be a piece of a longer run in series: its size is no sum
+ *   of buffers that end at a, nor of buffers that start at b
+ *   (mg_parallel()). Such buffers are siblings of a cut in memory.
+ *
+ * Series merges go first, to their fixed point, then one round of
+ * parallel merges, and again until neither finds any. Each merge keeps
+ * its members' offsets relative to the rectangle; a plan of the merged
+ * instance (by the band decomposition, pbd_run()) gives every buffer's
+ * offset. The rules are necessary conditions, not proofs: a merge can
+ * join buffers no plan at the target keeps together, and the merged
+ * instance then plans above the target (the caller plans the original
+ * too). On guillotine packings whose cuts often meet in time
+ * (planner_gen.c, "guillotine", 1,500 buffers) 570 to 1,110 buffers are
+ * left, and the band decomposition tiles more of them
+ * (Documentation/planner.rst).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner_search.h"
+
+/* Largest bitset of one boundary's sums, in units of the sizes' gcd. */
+#define MG_BITS_MAX (1u << 20)
+/* A node not merged into another. */
+#define MG_ROOT UINT32_MAX
+
+struct mg {
+	const struct sks_problem *pb;
+	uint64_t unit;			/* gcd of the sizes and the target */
+	size_t count;			/* nodes: the buffers, then the merges */
+	uint32_t *t0, *t1;		/* lifetime of each node, in sections */
+	uint64_t *size, *align;
+	uint32_t *parent;		/* node it was merged into, or MG_ROOT */
+	uint64_t *rel;			/* its offset in its parent */
+	uint32_t *end_at, *start_at;	/* live nodes by end, by start section */
+	uint32_t *end_first, *start_first;	/* where each section's list begins */
+	uint32_t *list, *other;		/* scratch: one boundary's nodes */
+	uint64_t *bits;			/* scratch: a bitset of sums */
+	size_t words;			/* its capacity */
+	uint64_t deadline;
+};
+
+static int mg_live(const struct mg *g, uint32_t x)
+{
+	return g->parent[x] == MG_ROOT;
+}
+
+/*
+ * Lists the live nodes by end and by start section (counting sort), as
+ * they are when a pass begins.
+ */
+static void mg_index(struct mg *g)
+{
+	uint32_t nsec = g->pb->nsec;
+
+	memset(g->end_first, 0, (nsec + 2) * sizeof(*g->end_first));
+	memset(g->start_first, 0, (nsec + 2) * sizeof(*g->start_first));
+	for (uint32_t x = 0; x < g->count; x++) {
+		if (!mg_live(g, x))
+			continue;
+		g->end_first[g->t1[x] + 1]++;
+		g->start_first[g->t0[x] + 1]++;
+	}
+	for (uint32_t t = 0; t <= nsec; t++) {
+		g->end_first[t + 1] += g->end_first[t];
+		g->start_first[t + 1] += g->start_first[t];
+	}
+	for (uint32_t x = 0; x < g->count; x++) {
+		if (!mg_live(g, x))
+			continue;
+		g->end_at[g->end_first[g->t1[x]]++] = x;
+		g->start_at[g->start_first[g->t0[x]]++] = x;
+	}
+	/* Each list's start moved to its end: shift back. */
+	for (uint32_t t = nsec + 1; t > 0; t--) {
+		g->end_first[t] = g->end_first[t - 1];
+		g->start_first[t] = g->start_first[t - 1];
+	}
+	g->end_first[0] = 0;
+	g->start_first[0] = 0;
+}
+
+/* Ensures the bitset holds @bits bits, cleared: 0, or -1 (too large or no memory). */
+static int mg_bits(struct mg *g, uint64_t bits)
+{
+	size_t words = (size_t)(bits / 64 + 1);
+
+	if (bits > MG_BITS_MAX)
+		return -1;
+	if (words > g->words) {
+		uint64_t *b = realloc(g->bits, words * sizeof(*b));
+
+		if (!b)
+			return -1;
+		g->bits = b;
+		g->words = words;
+	}
+	memset(g->bits, 0, words * sizeof(*g->bits));
+	return 0;
+}
+
+/* bits |= bits << @k (up), or >> @k, over @words words. */
+static void mg_shift_or(uint64_t *bits, size_t words, uint64_t k, int up)
+{
+	size_t q = (size_t)(k / 64);
+	unsigned int r = (unsigned int)(k % 64);
+
+	if (q >= words)
+		return;
+	if (up) {
+		for (size_t i = words; i-- > q;) {
+			uint64_t v = bits[i - q] << r;
+
+			if (r && i > q)
+				v |= bits[i - q - 1] >> (64 - r);
+			bits[i] |= v;
+		}
+	} else {
+		for (size_t i = 0; i + q < words; i++) {
+			uint64_t v = bits[i + q] >> r;
+
+			if (r && i + q + 1 < words)
+				v |= bits[i + q + 1] << (64 - r);
+			bits[i] |= v;
+		}
+	}
+}
+
+/*
+ * Whether some subsets E of @ends and S of @starts (@ne, @ns nodes; entry
+ * @skip_e of @ends and @skip_s of @starts left out) have, in units,
+ * @h + sum(E) = sum(S): 1 yes (or too costly to tell), 0 no.
+ */
+static int mg_balances(struct mg *g, const uint32_t *ends, size_t ne, size_t skip_e,
+		       const uint32_t *starts, size_t ns, size_t skip_s, uint64_t h)
+{
+	uint64_t lo = 0, hi = 0;
+	size_t words;
+
+	for (size_t i = 0; i < ne; i++)
+		if (i != skip_e)
+			lo += g->size[ends[i]] / g->unit;
+	for (size_t i = 0; i < ns; i++)
+		if (i != skip_s)
+			hi += g->size[starts[i]] / g->unit;
+	if (h > hi)
+		return 0;
+	if (mg_bits(g, lo + hi + 1))
+		return 1;
+	words = (size_t)((lo + hi + 1) / 64 + 1);
+	/* Bit lo + d: some sum(S) - sum(E) is d. */
+	g->bits[lo / 64] = 1ull << (lo % 64);
+	for (size_t i = 0; i < ns; i++)
+		if (i != skip_s)
+			mg_shift_or(g->bits, words, g->size[starts[i]] / g->unit, 1);
+	for (size_t i = 0; i < ne; i++)
+		if (i != skip_e)
+			mg_shift_or(g->bits, words, g->size[ends[i]] / g->unit, 0);
+	return (g->bits[(lo + h) / 64] >> ((lo + h) % 64)) & 1;
+}
+
+/* A new node over [@t0, @t1) of @size: its id, or MG_ROOT when full. */
+static uint32_t mg_node(struct mg *g, uint32_t t0, uint32_t t1, uint64_t size, uint64_t align)
+{
+	uint32_t c = (uint32_t)g->count;
+
+	if (g->count >= 2 * g->pb->n)
+		return MG_ROOT;
+	g->count++;
+	g->t0[c] = t0;
+	g->t1[c] = t1;
+	g->size[c] = size;
+	g->align[c] = align;
+	g->parent[c] = MG_ROOT;
+	g->rel[c] = 0;
+	return c;
+}
+
+static int mg_by_size(const void *pa, const void *pb, void *arg)
+{
+	const struct mg *g = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (g->size[a] != g->size[b])
+		return g->size[a] < g->size[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* The live nodes of one section's list into @out, by size: their count. */
+static size_t mg_gather(const struct mg *g, const uint32_t *at, const uint32_t *first, uint32_t t,
+			uint32_t *out)
+{
+	size_t k = 0;
+
+	for (uint32_t i = first[t]; i < first[t + 1]; i++)
+		if (mg_live(g, at[i]))
+			out[k++] = at[i];
+	qsort_r(out, k, sizeof(*out), mg_by_size, (void *)g);
+	return k;
+}
+
+/* Removes entry @i of @v (@k entries). */
+static void mg_drop(uint32_t *v, size_t k, size_t i)
+{
+	memmove(v + i, v + i + 1, (k - i - 1) * sizeof(*v));
+}
+
+/* One pass of series merges over every boundary: merges made, -1 without memory. */
+static int mg_series(struct mg *g)
+{
+	int made = 0;
+
+	mg_index(g);
+	for (uint32_t t = 1; t < g->pb->nsec; t++) {
+		size_t ne = mg_gather(g, g->end_at, g->end_first, t, g->list);
+		size_t ns = mg_gather(g, g->start_at, g->start_first, t, g->other);
+		size_t i = 0, j = 0;
+
+		if (vnpu_plan_cpu_ns() > g->deadline)
+			break;
+		while (i < ne && j < ns) {
+			uint32_t e = g->list[i], s = g->other[j];
+			uint64_t h = g->size[e];
+			int once;
+			uint32_t c;
+
+			if (h != g->size[s]) {
+				if (h < g->size[s])
+					i++;
+				else
+					j++;
+				continue;
+			}
+			once = (i + 1 == ne || g->size[g->list[i + 1]] != h) &&
+			       (j + 1 == ns || g->size[g->other[j + 1]] != h);
+			if (!once) {
+				while (i < ne && g->size[g->list[i]] == h)
+					i++;
+				continue;
+			}
+			/* Every balanced part of t that holds e holds s. */
+			if (mg_balances(g, g->list, ne, i, g->other, ns, j, h / g->unit)) {
+				i++;
+				j++;
+				continue;
+			}
+			c = mg_node(g, g->t0[e], g->t1[s], h,
+				    g->align[e] > g->align[s] ? g->align[e] : g->align[s]);
+			if (c == MG_ROOT)
+				return made;
+			/* e and s leave t. */
+			mg_drop(g->list, ne--, i);
+			mg_drop(g->other, ns--, j);
+			g->parent[e] = c;
+			g->parent[s] = c;
+			made++;
+		}
+	}
+	return made;
+}
+
+/*
+ * Subset sums (in units) of the live nodes of one section's list into the
+ * bitset, their total in *@total: 0, or -1 too costly.
+ */
+static int mg_sums(struct mg *g, const uint32_t *at, const uint32_t *first, uint32_t t,
+		   uint64_t *total)
+{
+	size_t words;
+
+	for (uint32_t i = first[t]; i < first[t + 1]; i++) {
+		uint32_t x = at[i];
+
+		while (!mg_live(g, x))
+			x = g->parent[x];
+		g->list[i - first[t]] = x;
+	}
+	/* A node merged in parallel this pass stands for its members: once. */
+	for (uint32_t i = 0; i < first[t + 1] - first[t]; i++) {
+		uint32_t x = g->list[i];
+		int seen = 0;
+
+		for (uint32_t k = 0; k < i && !seen; k++)
+			seen = g->list[k] == x;
+		if (!seen)
+			*total += g->size[x] / g->unit;
+		else
+			g->list[i] = MG_ROOT;
+	}
+	if (mg_bits(g, *total + 1))
+		return -1;
+	words = (size_t)((*total + 1) / 64 + 1);
+	g->bits[0] = 1;
+	for (uint32_t i = 0; i < first[t + 1] - first[t]; i++)
+		if (g->list[i] != MG_ROOT)
+			mg_shift_or(g->bits, words, g->size[g->list[i]] / g->unit, 1);
+	return 0;
+}
+
+static int mg_by_life(const void *pa, const void *pb, void *arg)
+{
+	const struct mg *g = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (g->t0[a] != g->t0[b])
+		return g->t0[a] < g->t0[b] ? -1 : 1;
+	if (g->t1[a] != g->t1[b])
+		return g->t1[a] < g->t1[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Marks in @ok the members of @grp (@k nodes of one lifetime) whose size
+ * is no subset sum of the nodes that end at its start, nor of those that
+ * start at its end: 1 when the sums were affordable, else 0.
+ */
+static int mg_parallel(struct mg *g, const uint32_t *grp, size_t k, uint8_t *ok)
+{
+	uint32_t a = g->t0[grp[0]], b = g->t1[grp[0]];
+
+	for (size_t i = 0; i < k; i++)
+		ok[i] = 1;
+	for (int side = 0; side < 2; side++) {
+		uint64_t total = 0;
+
+		if (side ? mg_sums(g, g->start_at, g->start_first, b, &total) :
+			   mg_sums(g, g->end_at, g->end_first, a, &total))
+			return 0;
+		for (size_t i = 0; i < k; i++) {
+			uint64_t h = g->size[grp[i]] / g->unit;
+
+			if (h <= total && ((g->bits[h / 64] >> (h % 64)) & 1))
+				ok[i] = 0;
+		}
+	}
+	return 1;
+}
+
+/* One pass of parallel merges: merges made, -1 without memory. */
+static int mg_parallels(struct mg *g, uint32_t *ids, uint8_t *ok)
+{
+	size_t m = 0;
+	int made = 0;
+
+	mg_index(g);
+	for (uint32_t x = 0; x < g->count; x++)
+		if (mg_live(g, x))
+			ids[m++] = x;
+	qsort_r(ids, m, sizeof(*ids), mg_by_life, g);
+	for (size_t i = 0, j; i < m; i = j) {
+		uint64_t at = 0, align = 1, sum = 0;
+		size_t k = 0;
+		uint32_t c;
+
+		for (j = i + 1; j < m && g->t0[ids[j]] == g->t0[ids[i]] &&
+				g->t1[ids[j]] == g->t1[ids[i]]; j++)
+			;
+		if (j - i < 2 || !mg_parallel(g, ids + i, j - i, ok))
+			continue;
+		for (size_t q = i; q < j; q++) {
+			if (!ok[q - i])
+				continue;
+			k++;
+			sum += g->size[ids[q]];
+			if (g->align[ids[q]] > align)
+				align = g->align[ids[q]];
+		}
+		if (k < 2)
+			continue;
+		c = mg_node(g, g->t0[ids[i]], g->t1[ids[i]], sum, align);
+		if (c == MG_ROOT)
+			return made;
+		for (size_t q = i; q < j; q++) {
+			if (!ok[q - i])
+				continue;
+			g->parent[ids[q]] = c;
+			g->rel[ids[q]] = at;
+			at += g->size[ids[q]];
+		}
+		made++;
+	}
+	return made;
+}
+
+static void mg_free(struct mg *g)
+{
+	free(g->t0);
+	free(g->t1);
+	free(g->size);
+	free(g->align);
+	free(g->parent);
+	free(g->rel);
+	free(g->end_at);
+	free(g->start_at);
+	free(g->end_first);
+	free(g->start_first);
+	free(g->list);
+	free(g->other);
+	free(g->bits);
+}
+
+int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes)
+{
+	struct mg g = { .pb = pb, .unit = target, .deadline = deadline };
+	size_t n = pb->n, cap = 2 * n + 1, m = 0;
+	struct sks_problem sub = *pb;
+	uint32_t *ids = NULL, *index = NULL;
+	uint64_t *abs = NULL, *roff = NULL, *sub_size = NULL, *sub_align = NULL;
+	uint32_t *sub_t0 = NULL, *sub_t1 = NULL;
+	uint8_t *ok = NULL;
+	int r = SKS_NOMEM;
+
+	for (uint32_t s = 0; s < pb->nsec; s++)
+		if (pb->sec_total[s] != target)
+			return SKS_INFEASIBLE;
+	for (size_t i = 0; i < n; i++)
+		g.unit = vnpu_plan_gcd(g.unit, pb->size[i]);
+	/* Offsets inside a merge are sums of sizes: aligned if every alignment divides them. */
+	for (size_t i = 0; i < n; i++)
+		if (!g.unit || g.unit % pb->align[i])
+			return SKS_INFEASIBLE;
+	g.t0 = malloc(cap * sizeof(*g.t0));
+	g.t1 = malloc(cap * sizeof(*g.t1));
+	g.size = malloc(cap * sizeof(*g.size));
+	g.align = malloc(cap * sizeof(*g.align));
+	g.parent = malloc(cap * sizeof(*g.parent));
+	g.rel = malloc(cap * sizeof(*g.rel));
+	g.end_at = malloc(cap * sizeof(*g.end_at));
+	g.start_at = malloc(cap * sizeof(*g.start_at));
+	g.end_first = malloc((pb->nsec + 2) * sizeof(*g.end_first));
+	g.start_first = malloc((pb->nsec + 2) * sizeof(*g.start_first));
+	g.list = malloc(cap * sizeof(*g.list));
+	g.other = malloc(cap * sizeof(*g.other));
+	ids = malloc(cap * sizeof(*ids));
+	index = malloc(cap * sizeof(*index));
+	abs = malloc(cap * sizeof(*abs));
+	ok = malloc(cap);
+	if (!g.t0 || !g.t1 || !g.size || !g.align || !g.parent || !g.rel || !g.end_at ||
+	    !g.start_at || !g.end_first || !g.start_first || !g.list || !g.other || !ids ||
+	    !index || !abs || !ok)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		g.t0[i] = pb->t0[i];
+		g.t1[i] = pb->t1[i];
+		g.size[i] = pb->size[i];
+		g.align[i] = pb->align[i];
+		g.parent[i] = MG_ROOT;
+		g.rel[i] = 0;
+	}
+	g.count = n;
+	for (;;) {
+		while (mg_series(&g) > 0)
+			;
+		if (vnpu_plan_cpu_ns() > deadline || mg_parallels(&g, ids, ok) <= 0)
+			break;
+	}
+	/* The merged instance: the live nodes, planned by the band decomposition. */
+	for (uint32_t x = 0; x < g.count; x++)
+		if (mg_live(&g, x)) {
+			index[x] = (uint32_t)m;
+			ids[m++] = x;
+		}
+	if (vnpu_plan_cpu_ns() > deadline || m == n) {
+		r = vnpu_plan_cpu_ns() > deadline ? SKS_TIMEOUT : SKS_INFEASIBLE;
+		goto out;
+	}
+	sub_t0 = malloc(m * sizeof(*sub_t0));
+	sub_t1 = malloc(m * sizeof(*sub_t1));
+	sub_size = malloc(m * sizeof(*sub_size));
+	sub_align = malloc(m * sizeof(*sub_align));
+	roff = malloc(m * sizeof(*roff));
+	if (!sub_t0 || !sub_t1 || !sub_size || !sub_align || !roff)
+		goto out;
+	for (size_t i = 0; i < m; i++) {
+		sub_t0[i] = g.t0[ids[i]];
+		sub_t1[i] = g.t1[ids[i]];
+		sub_size[i] = g.size[ids[i]];
+		sub_align[i] = g.align[ids[i]];
+	}
+	sub.n = m;
+	sub.t0 = sub_t0;
+	sub.t1 = sub_t1;
+	sub.size = sub_size;
+	sub.align = sub_align;
+	r = pbd_run(&sub, target, deadline, roff, nodes);
+	if (r != SKS_FOUND)
+		goto out;
+	/* A merge was made after its members: offsets from the last down. */
+	for (uint32_t x = (uint32_t)g.count; x-- > 0;)
+		abs[x] = mg_live(&g, x) ? roff[index[x]] : abs[g.parent[x]] + g.rel[x];
+	memcpy(off, abs, n * sizeof(*off));
+out:
+	free(ids);
+	free(index);
+	free(abs);
+	free(ok);
+	free(sub_t0);
+	free(sub_t1);
+	free(sub_size);
+	free(sub_align);
+	free(roff);
+	mg_free(&g);
+	return r;
+}
