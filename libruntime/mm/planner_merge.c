@@ -39,6 +39,8 @@
 
 /* Largest bitset of one boundary's sums, in units of the sizes' gcd. */
 #define MG_BITS_MAX (1u << 20)
+/* Most buffers meeting at a boundary whose series merges are looked for. */
+#define MG_BOUNDARY_MAX 1024
 /* A node not merged into another. */
 #define MG_ROOT UINT32_MAX
 
@@ -53,6 +55,7 @@ struct mg {
 	uint32_t *end_at, *start_at;	/* live nodes by end, by start section */
 	uint32_t *end_first, *start_first;	/* where each section's list begins */
 	uint32_t *list, *other;		/* scratch: one boundary's nodes */
+	uint32_t *seen, stamp;		/* scratch: nodes met at one boundary */
 	uint64_t *bits;			/* scratch: a bitset of sums */
 	size_t words;			/* its capacity */
 	uint64_t deadline;
@@ -234,8 +237,9 @@ static int mg_series(struct mg *g)
 		size_t ns = mg_gather(g, g->start_at, g->start_first, t, g->other);
 		size_t i = 0, j = 0;
 
-		if (vnpu_plan_cpu_ns() > g->deadline)
-			break;
+		/* Where very many meet, some subset balances anything: skip. */
+		if (ne + ns > MG_BOUNDARY_MAX)
+			continue;
 		while (i < ne && j < ns) {
 			uint32_t e = g->list[i], s = g->other[j];
 			uint64_t h = g->size[e];
@@ -256,6 +260,8 @@ static int mg_series(struct mg *g)
 					i++;
 				continue;
 			}
+			if (vnpu_plan_cpu_ns() > g->deadline)
+				return made;
 			/* Every balanced part of t that holds e holds s. */
 			if (mg_balances(g, g->list, ne, i, g->other, ns, j, h / g->unit)) {
 				i++;
@@ -286,24 +292,20 @@ static int mg_sums(struct mg *g, const uint32_t *at, const uint32_t *first, uint
 {
 	size_t words;
 
+	/* A node merged in parallel this pass stands for its members: once. */
+	g->stamp++;
 	for (uint32_t i = first[t]; i < first[t + 1]; i++) {
 		uint32_t x = at[i];
 
 		while (!mg_live(g, x))
 			x = g->parent[x];
+		if (g->seen[x] == g->stamp) {
+			g->list[i - first[t]] = MG_ROOT;
+			continue;
+		}
+		g->seen[x] = g->stamp;
 		g->list[i - first[t]] = x;
-	}
-	/* A node merged in parallel this pass stands for its members: once. */
-	for (uint32_t i = 0; i < first[t + 1] - first[t]; i++) {
-		uint32_t x = g->list[i];
-		int seen = 0;
-
-		for (uint32_t k = 0; k < i && !seen; k++)
-			seen = g->list[k] == x;
-		if (!seen)
-			*total += g->size[x] / g->unit;
-		else
-			g->list[i] = MG_ROOT;
+		*total += g->size[x] / g->unit;
 	}
 	if (mg_bits(g, *total + 1))
 		return -1;
@@ -414,6 +416,7 @@ static void mg_free(struct mg *g)
 	free(g->start_first);
 	free(g->list);
 	free(g->other);
+	free(g->seen);
 	free(g->bits);
 }
 
@@ -450,12 +453,13 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	g.start_first = malloc((pb->nsec + 2) * sizeof(*g.start_first));
 	g.list = malloc(cap * sizeof(*g.list));
 	g.other = malloc(cap * sizeof(*g.other));
+	g.seen = calloc(cap, sizeof(*g.seen));
 	ids = malloc(cap * sizeof(*ids));
 	index = malloc(cap * sizeof(*index));
 	abs = malloc(cap * sizeof(*abs));
 	ok = malloc(cap);
 	if (!g.t0 || !g.t1 || !g.size || !g.align || !g.parent || !g.rel || !g.end_at ||
-	    !g.start_at || !g.end_first || !g.start_first || !g.list || !g.other || !ids ||
+	    !g.start_at || !g.end_first || !g.start_first || !g.list || !g.other || !g.seen || !ids ||
 	    !index || !abs || !ok)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
