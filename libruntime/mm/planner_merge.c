@@ -101,7 +101,11 @@ static void mg_index(struct mg *g)
 	g->start_first[0] = 0;
 }
 
-/* Ensures the bitset holds @bits bits, cleared: 0, or -1 (too large or no memory). */
+/*
+ * Ensures the bitset holds @bits bits, cleared: 0, or -1 when too large or
+ * out of memory (the caller then merges nothing there: a merge is never
+ * needed for a valid plan).
+ */
 static int mg_bits(struct mg *g, uint64_t bits)
 {
 	size_t words = (size_t)(bits / 64 + 1);
@@ -226,7 +230,7 @@ static void mg_drop(uint32_t *v, size_t k, size_t i)
 	memmove(v + i, v + i + 1, (k - i - 1) * sizeof(*v));
 }
 
-/* One pass of series merges over every boundary: merges made, -1 without memory. */
+/* One pass of series merges over every boundary: the merges made. */
 static int mg_series(struct mg *g)
 {
 	int made = 0;
@@ -356,7 +360,7 @@ static int mg_parallel(struct mg *g, const uint32_t *grp, size_t k, uint8_t *ok)
 	return 1;
 }
 
-/* One pass of parallel merges: merges made, -1 without memory. */
+/* One pass of parallel merges: the merges made. */
 static int mg_parallels(struct mg *g, uint32_t *ids, uint8_t *ok)
 {
 	size_t m = 0;
