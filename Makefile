@@ -367,8 +367,9 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
-		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c libruntime/mm/planner_merge.c \
-		libruntime/mm/planner_pq.c libruntime/mm/planner_strips.c libruntime/mm/pqtree.c \
+		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
+		libruntime/mm/planner_merge.c libruntime/mm/planner_pq.c libruntime/mm/planner_strips.c \
+		libruntime/mm/pqtree.c \
 		libruntime/mm/pqtree.h \
 		libruntime/mm/planner_search.h \
 		selftests/host/planner_gen.c selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)

@@ -13,7 +13,7 @@
  *   of the same size h, when they are the only ones of that size there
  *   and every balanced part of t that holds e holds s (no subsets E of
  *   the other enders and S of the other starters with h + sum(E) =
- *   sum(S): a bitset of differences, mg_forced()). Then s takes e's place
+ *   sum(S): a bitset of differences, mg_balances()). Then s takes e's place
  *   in memory: one rectangle of size h from e's start to s's end;
  * - in parallel: buffers of the same lifetime [a, b) stacked, when none
  *   of them can be a piece of a longer run in series: its size is no sum
@@ -487,8 +487,12 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 			index[x] = (uint32_t)m;
 			ids[m++] = x;
 		}
-	if (vnpu_plan_cpu_ns() > deadline || m == n) {
-		r = vnpu_plan_cpu_ns() > deadline ? SKS_TIMEOUT : SKS_INFEASIBLE;
+	if (vnpu_plan_cpu_ns() > deadline) {
+		r = SKS_TIMEOUT;
+		goto out;
+	}
+	if (m == n) {
+		r = SKS_INFEASIBLE;
 		goto out;
 	}
 	sub_t0 = malloc(m * sizeof(*sub_t0));

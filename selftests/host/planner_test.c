@@ -1079,7 +1079,7 @@ TEST(forced_merges_join_what_balance_forces)
 	EXPECT_EQ(SKS_INFEASIBLE, pmg_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
 	EXPECT_EQ(77, x.off[0]);
 	sections_free(&x);
-	/* Merged by hand, the same packing tiles: the rule is only cautious. */
+	/* The packing tiles all the same (the hole sweep): the rule is only cautious. */
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, loose, N(loose), SWEEP_HOLES));
 }
 
@@ -1087,10 +1087,11 @@ TEST(forced_merges_tile_crowded_guillotine_packings)
 {
 	/*
 	 * Guillotine packings of 1,500 buffers whose cuts often meet in time:
-	 * the merges leave 700 to 950 buffers, and the band decomposition
-	 * tiles seeds 4, 5 and 9 from there (0.1 to 0.3 s; alone, in 1 s, it
-	 * tiled 4 only). Bad bounds are refused with nothing visited, the
-	 * offsets untouched, and a deadline already past stops it before it plans.
+	 * the merges leave 739, 791 and 799 buffers of seeds 4, 5 and 9, and
+	 * the band decomposition tiles them from there (0.15 to 0.45 s; alone,
+	 * in 1 s, it tiled 4 only). Bad bounds are refused with nothing
+	 * visited, the offsets untouched, and a deadline already past stops
+	 * it before it plans.
 	 */
 	static const uint64_t seeds[] = { 4, 5, 9 };
 	size_t count = 0;
