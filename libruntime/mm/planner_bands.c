@@ -67,6 +67,7 @@ struct bd_event {
 	uint8_t stuck;		/* bd_form() found it undecided: 1 atoms overlap, 2 wide */
 	uint32_t stuck_c;	/* its unbalanced classes then */
 	uint64_t sig;		/* and a hash of its classes then */
+	uint64_t roots;		/* and of its buffers' classes: bd_roots() */
 };
 
 struct bd {
@@ -290,6 +291,21 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 	return SKS_FOUND;
 }
 
+
+/*
+ * A hash of the class of each buffer of boundary @e, in any order: when it
+ * is the same as when the boundary was found undecided, so are its
+ * classes, and they need not be sorted again.
+ */
+static uint64_t bd_roots(struct bd *d, const struct bd_event *e, const uint32_t *at)
+{
+	uint64_t h = 0;
+
+	for (uint32_t x = 0; x < e->count; x++)
+		h += vnpu_plan_mix64(((uint64_t)bd_find(d, at[e->first + x]) << 32) |
+				     at[e->first + x]);
+	return h;
+}
 
 /* The buffers of boundary @e into @cls, by class (union-find root). */
 static void bd_sort_classes(struct bd *d, const struct bd_event *e, const uint32_t *at,
@@ -528,7 +544,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 	int64_t v[BD_PARTS_MAX];
 	uint32_t rep[BD_PARTS_MAX], balanced, c;
 	uint8_t lab[BD_PARTS_MAX];
-	uint64_t sig;
+	uint64_t sig, roots;
 
 	for (size_t x = 0; x < m; x++)
 		d->parent[ids[x]] = ids[x];
@@ -552,6 +568,12 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 
 			if (ev[e].done)
 				continue;
+			roots = bd_roots(d, &ev[e], at);
+			if (ev[e].stuck && ev[e].roots == roots) {
+				bd_note_stuck(&ev[e], e, &widest, &widest_c, &ambiguous, &ambiguous_c);
+				continue;
+			}
+			ev[e].roots = roots;
 			c = bd_classes(d, &ev[e], at, cls, v, rep, &balanced, &sig);
 			/* Undecided with the same classes as before: still so. */
 			if (ev[e].stuck && ev[e].sig == sig) {
