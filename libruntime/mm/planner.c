@@ -86,14 +86,6 @@
  */
 #define PLAN_LAZY_SHARE_WHOLE 4
 /*
- * The sweep gives up after this much CPU time without a new section (and
- * as long as the deepest took): it tiles a perfect packing steadily or
- * thrashes on an early choice (ladders of 1,500 buffers, seeds 1 to 20,
- * 500 ms: 16 tiled with it, 17 without; guillotine packings of 200 give
- * up after 37 ms on average instead of using the 500).
- */
-#define PLAN_SWEEP_STALL_NS 50000000ull
-/*
  * Budget shares on a target without slack: first the forced merges
  * (planner_merge.c) with the band decomposition of the merged instance,
  * then the band decomposition (planner_bands.c) of the instance itself,
@@ -2081,7 +2073,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		/* See PLAN_LAZY_SHARE_WHOLE. */
 		int whole = !split && !piece && n <= PLAN_SEARCH_MAX;
 		uint64_t t = cpu_ns(), slice = t < deadline ? deadline - t : 0;
-		uint64_t stall = whole ? 0 : PLAN_SWEEP_STALL_NS;
+		uint64_t stall = whole ? 0 : SKS_SWEEP_STALL_NS;
 		uint64_t lazy = whole ? PLAN_LAZY_SHARE_WHOLE : PLAN_LAZY_SHARE;
 
 		if (!whole && slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
@@ -2129,7 +2121,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 		if (t < deadline &&
 		    sweep(&p, target, stage_deadline(t, deadline, PLAN_SWEEP_SHARE_LOOSE),
-			  PLAN_SWEEP_STALL_NS, off, &best, &nodes) < 0)
+			  SKS_SWEEP_STALL_NS, off, &best, &nodes) < 0)
 			goto out;
 	}
 	/*

@@ -33,6 +33,16 @@ struct sks_problem {
 /* Results of sks_run(). */
 enum { SKS_NOMEM = -3, SKS_TIMEOUT = -2, SKS_FOUND = 1, SKS_INFEASIBLE = 0 };
 
+/*
+ * The sweeps' stall rule where one is set (planner.c, planner_merge.c):
+ * the sweep gives up after this much CPU time without a new section (and
+ * as long as the deepest took): it tiles a perfect packing steadily or
+ * thrashes on an early choice (ladders of 1,500 buffers, seeds 1 to 20,
+ * 500 ms: 16 tiled with it, 17 without; guillotine packings of 200 give
+ * up after 37 ms on average instead of using the 500).
+ */
+#define SKS_SWEEP_STALL_NS 50000000ull
+
 /**
  * sks_run() - look for a plan whose arena is at most @target
  * @pb: the instance
@@ -118,9 +128,13 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
  *
  * Joins buffers into rectangles where the balance of a section boundary
  * forces it, in series and in parallel (planner_merge.c), and plans the
- * smaller instance by pbd_run(). Return: as pbd_run() (SKS_FOUND: a plan,
- * at @target or not), SKS_INFEASIBLE also when nothing merges, and
- * SKS_TIMEOUT when @deadline passes before the merged instance is planned.
+ * smaller instance by pbd_run(); when parallel merges were made and that
+ * plan is not at @target, the series merges alone are planned by the
+ * sweeps (pqs_run(), sws_lazy_run(), sws_run()) on an eighth of the time
+ * left, and their plan is kept if they tile it. Return: as pbd_run()
+ * (SKS_FOUND: a plan, at @target or not), SKS_INFEASIBLE also when
+ * nothing merges, and SKS_TIMEOUT when @deadline passes before the merged
+ * instance is planned.
  */
 int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
 	    uint64_t *nodes);

@@ -1083,6 +1083,19 @@ TEST(forced_merges_join_what_balance_forces)
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, loose, N(loose), SWEEP_HOLES));
 }
 
+TEST(forced_merges_fall_back_to_the_series_merges)
+{
+	/*
+	 * A ladder of 1,500 buffers (seed 37) where the parallel rule stacks
+	 * buffers no plan at the target keeps together: the 246 nodes left
+	 * split nothing and cannot be tiled (the hole sweep proves it in
+	 * about 5 ms), and the planner ended 1.1067 above the optimum. The
+	 * series merges alone leave 358 nodes, which the hole sweep tiles in
+	 * a few ms: the stage's plan is at the optimum.
+	 */
+	EXPECT_EQ(1, sweep_generated(_metadata, PGEN_LADDER, 1501, 37, SWEEP_MERGED));
+}
+
 TEST(forced_merges_tile_crowded_guillotine_packings)
 {
 	/*
