@@ -27,12 +27,11 @@
  * offset. The rules are necessary conditions, not proofs: a merge can
  * join buffers no plan at the target keeps together, and the merged
  * instance then plans above the target (the caller plans the original
- * too). The parallel rule is the one seen doing so; when it merged and
- * the plan is not at the target, the series merges alone are given to
- * the sweeps on a share of the time left. On guillotine packings whose cuts often meet in time
- * (planner_gen.c, "guillotine", 1,500 buffers) 570 to 1,110 buffers are
- * left, and the band decomposition tiles more of them
- * (Documentation/planner.rst).
+ * too). The parallel rule is the one seen doing so: pmg_series_run()
+ * gives the series merges alone to the sweeps. On guillotine packings
+ * whose cuts often meet in time (planner_gen.c, "guillotine", 1,500
+ * buffers) 570 to 1,110 buffers are left, and the band decomposition
+ * tiles more of them (Documentation/planner.rst).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +42,21 @@
 #define MG_BITS_MAX (1u << 20)
 /* Most buffers meeting at a boundary whose series merges are looked for. */
 #define MG_BOUNDARY_MAX 1024
-/* Share of the time left for the sweeps on the series merges alone: pmg_run(). */
-#define MG_SWEEPS_SHARE 8
+/*
+ * pmg_series_run() plans the series merges only when they leave at most
+ * 1/MG_SERIES_SHRINK of the buffers: then the sweeps tile or give up on
+ * them fast, else they do about what the sweeps on the instance itself
+ * do later (ladders of 1,501 and 6,001 buffers: 22 to 24% left, tiled in
+ * 4 to 32 ms; guillotine packings of 700 and 1,500: 74 to 91%, the
+ * sweeps running out of their share). pmg_run() gives it
+ * 1/MG_SERIES_SHARE of the time it has left: with all of it, pieces of
+ * guillotine packings that the stages after it tile late lost that time
+ * (a 743-buffer piece of 1,500, seed 36, tiled at 290 ms, lost 84 ms and
+ * was not; that was before the rule above, which now keeps such pieces
+ * from it).
+ */
+#define MG_SERIES_SHRINK 2
+#define MG_SERIES_SHARE 8
 /* A node not merged into another. */
 #define MG_ROOT UINT32_MAX
 
@@ -506,58 +518,106 @@ static int mg_plan(struct mg *g, struct mg_scratch *s, uint64_t target, int swee
 	return SKS_FOUND;
 }
 
-int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
-	    uint64_t *nodes)
+/* Frees what mg_setup() allocated. */
+static void mg_cleanup(struct mg *g, struct mg_scratch *s)
 {
-	struct mg g = { .pb = pb, .unit = target, .deadline = deadline };
-	struct mg_scratch s = { 0 };
-	size_t n = pb->n, cap = 2 * n + 1;
-	uint64_t *again = NULL, now;
-	int r = SKS_NOMEM, parallels = 0;
+	free(s->ids);
+	free(s->index);
+	free(s->abs);
+	free(s->ok);
+	free(s->sub_t0);
+	free(s->sub_t1);
+	free(s->sub_size);
+	free(s->sub_align);
+	free(s->roff);
+	mg_free(g);
+}
 
+/*
+ * @g and @s for @pb, its buffers none merged. Returns SKS_FOUND when ready,
+ * SKS_INFEASIBLE when @target is not the live total in every section or an
+ * alignment does not divide every size (nothing allocated), SKS_NOMEM.
+ */
+static int mg_setup(struct mg *g, struct mg_scratch *s, const struct sks_problem *pb,
+		    uint64_t target, uint64_t deadline)
+{
+	size_t n = pb->n, cap = 2 * n + 1;
+
+	memset(g, 0, sizeof(*g));
+	memset(s, 0, sizeof(*s));
+	g->pb = pb;
+	g->unit = target;
+	g->deadline = deadline;
 	for (uint32_t t = 0; t < pb->nsec; t++)
 		if (pb->sec_total[t] != target)
 			return SKS_INFEASIBLE;
 	for (size_t i = 0; i < n; i++)
-		g.unit = vnpu_plan_gcd(g.unit, pb->size[i]);
+		g->unit = vnpu_plan_gcd(g->unit, pb->size[i]);
 	/* Offsets inside a merge are sums of sizes: aligned if every alignment divides them. */
 	for (size_t i = 0; i < n; i++)
-		if (!g.unit || g.unit % pb->align[i])
+		if (!g->unit || g->unit % pb->align[i])
 			return SKS_INFEASIBLE;
-	g.t0 = malloc(cap * sizeof(*g.t0));
-	g.t1 = malloc(cap * sizeof(*g.t1));
-	g.size = malloc(cap * sizeof(*g.size));
-	g.align = malloc(cap * sizeof(*g.align));
-	g.parent = malloc(cap * sizeof(*g.parent));
-	g.rel = malloc(cap * sizeof(*g.rel));
-	g.end_at = malloc(cap * sizeof(*g.end_at));
-	g.start_at = malloc(cap * sizeof(*g.start_at));
-	g.end_first = malloc((pb->nsec + 2) * sizeof(*g.end_first));
-	g.start_first = malloc((pb->nsec + 2) * sizeof(*g.start_first));
-	g.list = malloc(cap * sizeof(*g.list));
-	g.other = malloc(cap * sizeof(*g.other));
-	g.seen = calloc(cap, sizeof(*g.seen));
-	s.ids = malloc(cap * sizeof(*s.ids));
-	s.index = malloc(cap * sizeof(*s.index));
-	s.abs = malloc(cap * sizeof(*s.abs));
-	s.ok = malloc(cap);
-	s.sub_t0 = malloc(cap * sizeof(*s.sub_t0));
-	s.sub_t1 = malloc(cap * sizeof(*s.sub_t1));
-	s.sub_size = malloc(cap * sizeof(*s.sub_size));
-	s.sub_align = malloc(cap * sizeof(*s.sub_align));
-	s.roff = malloc(cap * sizeof(*s.roff));
-	again = malloc((n + 1) * sizeof(*again));
-	if (!g.t0 || !g.t1 || !g.size || !g.align || !g.parent || !g.rel || !g.end_at ||
-	    !g.start_at || !g.end_first || !g.start_first || !g.list || !g.other || !g.seen ||
-	    !s.ids || !s.index || !s.abs || !s.ok || !s.sub_t0 || !s.sub_t1 || !s.sub_size ||
-	    !s.sub_align || !s.roff || !again)
-		goto out;
-	mg_reset(&g);
+	g->t0 = malloc(cap * sizeof(*g->t0));
+	g->t1 = malloc(cap * sizeof(*g->t1));
+	g->size = malloc(cap * sizeof(*g->size));
+	g->align = malloc(cap * sizeof(*g->align));
+	g->parent = malloc(cap * sizeof(*g->parent));
+	g->rel = malloc(cap * sizeof(*g->rel));
+	g->end_at = malloc(cap * sizeof(*g->end_at));
+	g->start_at = malloc(cap * sizeof(*g->start_at));
+	g->end_first = malloc((pb->nsec + 2) * sizeof(*g->end_first));
+	g->start_first = malloc((pb->nsec + 2) * sizeof(*g->start_first));
+	g->list = malloc(cap * sizeof(*g->list));
+	g->other = malloc(cap * sizeof(*g->other));
+	g->seen = calloc(cap, sizeof(*g->seen));
+	s->ids = malloc(cap * sizeof(*s->ids));
+	s->index = malloc(cap * sizeof(*s->index));
+	s->abs = malloc(cap * sizeof(*s->abs));
+	s->ok = malloc(cap);
+	s->sub_t0 = malloc(cap * sizeof(*s->sub_t0));
+	s->sub_t1 = malloc(cap * sizeof(*s->sub_t1));
+	s->sub_size = malloc(cap * sizeof(*s->sub_size));
+	s->sub_align = malloc(cap * sizeof(*s->sub_align));
+	s->roff = malloc(cap * sizeof(*s->roff));
+	if (!g->t0 || !g->t1 || !g->size || !g->align || !g->parent || !g->rel || !g->end_at ||
+	    !g->start_at || !g->end_first || !g->start_first || !g->list || !g->other ||
+	    !g->seen || !s->ids || !s->index || !s->abs || !s->ok || !s->sub_t0 || !s->sub_t1 ||
+	    !s->sub_size || !s->sub_align || !s->roff) {
+		mg_cleanup(g, s);
+		return SKS_NOMEM;
+	}
+	mg_reset(g);
+	return SKS_FOUND;
+}
+
+/* The live nodes of @g. */
+static size_t mg_count_live(const struct mg *g)
+{
+	size_t live = 0;
+
+	for (uint32_t x = 0; x < g->count; x++)
+		live += mg_live(g, x);
+	return live;
+}
+
+int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes)
+{
+	struct mg g;
+	struct mg_scratch s;
+	size_t series_live = 0;
+	uint64_t *again, now;
+	int r = mg_setup(&g, &s, pb, target, deadline), parallels = 0;
+
+	if (r != SKS_FOUND)
+		return r;
 	for (;;) {
 		int made;
 
 		while (mg_series(&g) > 0)
 			;
+		if (!series_live)
+			series_live = mg_count_live(&g);
 		if (vnpu_plan_cpu_ns() > deadline)
 			break;
 		made = mg_parallels(&g, s.ids, s.ok);
@@ -566,47 +626,57 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 		parallels += made;
 	}
 	r = mg_plan(&g, &s, target, 0, off, nodes);
+	mg_cleanup(&g, &s);
 	/*
 	 * The parallel rule is the one that can stack buffers no plan at the
 	 * target keeps together (a ladder of 1,500 buffers, seed 37: 246
 	 * nodes that split nothing and that no search tiled in 20 s; the 358
-	 * of the series merges alone tile in 7 ms). When it merged and the
-	 * plan is not at the target, the series merges alone go to the
-	 * sweeps, which tile such an instance within tens of ms or give up at
-	 * their stall rule. On an eighth of the time left: with all of it, a
-	 * piece of 743 buffers of a guillotine packing of 1,500 (seed 36),
-	 * which the stages after this one tile at about 290 ms, lost 84 ms
-	 * to them and was no longer tiled.
+	 * of the series merges alone tile in 4 ms). When it merged, the plan
+	 * is not at the target and the series merges alone left at most half
+	 * of the buffers, those go to the sweeps (pmg_series_run()) on a
+	 * share of the time left.
 	 */
 	if ((r == SKS_FOUND && sks_check(pb, off, target)) || r == SKS_NOMEM || !parallels ||
-	    vnpu_plan_cpu_ns() > deadline)
-		goto out;
-	mg_reset(&g);
-	while (mg_series(&g) > 0)
-		;
+	    series_live > pb->n / MG_SERIES_SHRINK)
+		return r;
 	now = vnpu_plan_cpu_ns();
-	if (now < deadline)
-		g.deadline = now + (deadline - now) / MG_SWEEPS_SHARE;
-	switch (mg_plan(&g, &s, target, 1, again, nodes)) {
+	if (now > deadline)
+		return r;
+	again = malloc((pb->n + 1) * sizeof(*again));
+	if (!again)
+		return SKS_NOMEM;
+	switch (pmg_series_run(pb, target, now + (deadline - now) / MG_SERIES_SHARE, again,
+			       nodes)) {
 	case SKS_NOMEM:
 		r = SKS_NOMEM;
 		break;
 	case SKS_FOUND:
-		memcpy(off, again, n * sizeof(*off));
+		memcpy(off, again, pb->n * sizeof(*off));
 		r = SKS_FOUND;
 		break;
 	}
-out:
 	free(again);
-	free(s.ids);
-	free(s.index);
-	free(s.abs);
-	free(s.ok);
-	free(s.sub_t0);
-	free(s.sub_t1);
-	free(s.sub_size);
-	free(s.sub_align);
-	free(s.roff);
-	mg_free(&g);
+	return r;
+}
+
+int pmg_series_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes)
+{
+	struct mg g;
+	struct mg_scratch s;
+	int r = mg_setup(&g, &s, pb, target, deadline);
+
+	if (r != SKS_FOUND)
+		return r;
+	while (mg_series(&g) > 0)
+		;
+	/* Merges cut short by the deadline are not judged by their count. */
+	if (vnpu_plan_cpu_ns() > deadline)
+		r = SKS_TIMEOUT;
+	else if (mg_count_live(&g) > pb->n / MG_SERIES_SHRINK)
+		r = SKS_INFEASIBLE;
+	else
+		r = mg_plan(&g, &s, target, 1, off, nodes);
+	mg_cleanup(&g, &s);
 	return r;
 }

@@ -128,16 +128,36 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
  *
  * Joins buffers into rectangles where the balance of a section boundary
  * forces it, in series and in parallel (planner_merge.c), and plans the
- * smaller instance by pbd_run(); when parallel merges were made and that
- * plan is not at @target, the series merges alone are planned by the
- * sweeps (pqs_run(), sws_lazy_run(), sws_run()) on an eighth of the time
- * left, and their plan is kept if they tile it. Return: as pbd_run()
+ * smaller instance by pbd_run(). When parallel merges were made, that plan
+ * is not at @target and the series merges alone leave at most half of
+ * the buffers, those go to pmg_series_run() on an eighth of the time
+ * left, and its plan is taken when it tiles them. Return: as pbd_run()
  * (SKS_FOUND: a plan, at @target or not), SKS_INFEASIBLE also when
  * nothing merges, and SKS_TIMEOUT when @deadline passes before the merged
  * instance is planned.
  */
 int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
 	    uint64_t *nodes);
+
+/**
+ * pmg_series_run() - tile a perfect packing after its series merges alone
+ * @pb: the instance
+ * @target: its live total, the same in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, as for pbd_run()
+ *
+ * The series merges of pmg_run() to their fixed point, without the
+ * parallel ones (the rule seen to stack buffers no plan at the target
+ * keeps together), and the merged instance given to the hole sweep, the
+ * lazy sweep and the time sweep in turn, each with the stall rule
+ * SKS_SWEEP_STALL_NS, when the merges leave at most half of the buffers.
+ * Return: SKS_FOUND (a plan at @target only), SKS_INFEASIBLE (as
+ * pmg_run(), also when the merges leave more than half of the buffers or
+ * no sweep covers a plan), SKS_TIMEOUT (deadline or stall) or SKS_NOMEM.
+ */
+int pmg_series_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes);
 
 /**
  * pqs_run() - look for a perfect packing by the hole sweep over a PQ-tree

@@ -674,7 +674,7 @@ static void sections_free(struct sections *x)
 	free(x->total);
 }
 
-enum { SWEEP_TIME, SWEEP_LAZY, SWEEP_HOLES, SWEEP_STRIPS, SWEEP_MERGED };
+enum { SWEEP_TIME, SWEEP_LAZY, SWEEP_HOLES, SWEEP_STRIPS, SWEEP_MERGED, SWEEP_SERIES };
 
 /*
  * Runs the time sweep, the lazy one, the hole sweep, the strip search or
@@ -692,8 +692,8 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 		sections_free(&x);
 		return 0;
 	}
-	if (kind == SWEEP_STRIPS || kind == SWEEP_MERGED)
-		r = (kind == SWEEP_STRIPS ? sts_run : pmg_run)(
+	if (kind == SWEEP_STRIPS || kind == SWEEP_MERGED || kind == SWEEP_SERIES)
+		r = (kind == SWEEP_STRIPS ? sts_run : kind == SWEEP_MERGED ? pmg_run : pmg_series_run)(
 			&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
 			&nodes);
 	else
@@ -961,6 +961,30 @@ static void refuses_bad_bounds(struct __test_metadata *_metadata, struct section
 	EXPECT_EQ(77, x->off[0]);
 }
 
+/*
+ * refuses_bad_bounds() on @family's instance of @n buffers for @seed, then
+ * @run with a deadline already past: SKS_TIMEOUT, nothing visited, the
+ * offsets untouched.
+ */
+static void bounds_and_deadline_checked(struct __test_metadata *_metadata, unsigned int family,
+					size_t n, uint64_t seed, piece_search run)
+{
+	size_t count = 0;
+	uint64_t opt = 0, nodes = 0;
+	struct vnpu_plan_buffer *b = pgen_generate(family, n, seed, &count, &opt);
+	struct sections x;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	refuses_bad_bounds(_metadata, &x, run);
+	x.off[0] = 77;
+	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, vnpu_plan_cpu_ns(), x.off, &nodes));
+	EXPECT_EQ(0, nodes);
+	EXPECT_EQ(77, x.off[0]);
+	sections_free(&x);
+	free(b);
+}
+
 TEST(strip_search_tiles_guillotine_packings)
 {
 	/*
@@ -1088,12 +1112,34 @@ TEST(forced_merges_fall_back_to_the_series_merges)
 	/*
 	 * A ladder of 1,500 buffers (seed 37) where the parallel rule stacks
 	 * buffers no plan at the target keeps together: the 246 nodes left
-	 * split nothing and cannot be tiled (the hole sweep proves it in
-	 * about 5 ms), and the planner ended 1.1067 above the optimum. The
+	 * split nothing and no search tiled them in 20 s (the stage found no
+	 * plan at the target, and the planner ended 1.1067 above it). The
 	 * series merges alone leave 358 nodes, which the hole sweep tiles in
-	 * a few ms: the stage's plan is at the optimum.
+	 * a few ms, so the stage reaches the optimum through them, and so
+	 * does pmg_series_run() on its own. A guillotine packing of 700
+	 * buffers (seed 35), where the series merges leave 521, is left to
+	 * the sweeps on the instance itself, nothing visited. Bad bounds are
+	 * refused with nothing visited, and a deadline already past stops it
+	 * before it plans.
 	 */
+	size_t count = 0;
+	uint64_t opt = 0, nodes = 0;
+	struct vnpu_plan_buffer *b;
+	struct sections x;
+
 	EXPECT_EQ(1, sweep_generated(_metadata, PGEN_LADDER, 1501, 37, SWEEP_MERGED));
+	EXPECT_EQ(1, sweep_generated(_metadata, PGEN_LADDER, 1501, 37, SWEEP_SERIES));
+	bounds_and_deadline_checked(_metadata, PGEN_LADDER, 1501, 37, pmg_series_run);
+
+	b = pgen_generate(PGEN_GUILLOTINE, 700, 35, &count, &opt);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	x.off[0] = 77;
+	EXPECT_EQ(SKS_INFEASIBLE, pmg_series_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
+	EXPECT_EQ(0, nodes);
+	EXPECT_EQ(77, x.off[0]);
+	sections_free(&x);
+	free(b);
 }
 
 TEST(forced_merges_tile_crowded_guillotine_packings)
@@ -1107,24 +1153,11 @@ TEST(forced_merges_tile_crowded_guillotine_packings)
 	 * it before it plans.
 	 */
 	static const uint64_t seeds[] = { 4, 5, 9 };
-	size_t count = 0;
-	uint64_t opt = 0, nodes = 0;
-	struct vnpu_plan_buffer *b;
-	struct sections x;
 
 	for (size_t i = 0; i < N(seeds); i++)
 		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 1500, seeds[i],
 					     SWEEP_MERGED));
-	b = pgen_generate(PGEN_GUILLOTINE, 1500, 5, &count, &opt);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	refuses_bad_bounds(_metadata, &x, pmg_run);
-	x.off[0] = 77;
-	EXPECT_EQ(SKS_TIMEOUT, pmg_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), x.off, &nodes));
-	EXPECT_EQ(0, nodes);
-	EXPECT_EQ(77, x.off[0]);
-	sections_free(&x);
-	free(b);
+	bounds_and_deadline_checked(_metadata, PGEN_GUILLOTINE, 1500, 5, pmg_run);
 }
 
 TEST(ladders_reach_the_optimum)
