@@ -80,7 +80,7 @@ struct sks {
 	uint32_t *fen;			/* unplaced buffers by first section */
 	uint32_t *st_start, *st;	/* buffers by first section */
 	uint32_t *en_start, *en;	/* buffers by end section */
-	uint64_t *inner;		/* scratch: valley fill per section */
+	uint64_t *inner;		/* scratch: changes of a valley's fill per section */
 	uint32_t *col_start, *col_n, *col;	/* placed buffers of each section, bottom up */
 	uint8_t *placed;
 	uint64_t *off;
@@ -153,14 +153,14 @@ static void sk_tree_pull(struct sks *k, uint32_t node)
 	k->ti[node] = left ? k->ti[l] : k->ti[r];
 }
 
-static void sk_set_h(struct sks *k, uint32_t s, uint64_t v)
+/* Pulls the tree nodes above leaves [a, b] (sections) after they changed. */
+static void sk_tree_fix(struct sks *k, uint32_t a, uint32_t b)
 {
-	uint32_t node = s + k->w;
+	uint32_t l = (a + k->w) >> 1, r = (b + k->w) >> 1;
 
-	k->h[s] = v;
-	k->th[node] = v;
-	for (node >>= 1; node; node >>= 1)
-		sk_tree_pull(k, node);
+	for (; l; l >>= 1, r >>= 1)
+		for (uint32_t node = l; node <= r; node++)
+			sk_tree_pull(k, node);
 }
 
 /* Leftmost section of [lo, hi) of least height. */
@@ -215,11 +215,19 @@ static int sk_push(struct sks *k, uint32_t unplace, uint32_t idx, uint64_t old)
 	return 0;
 }
 
-static int sk_raise(struct sks *k, uint32_t s, uint64_t v)
+/* Raises sections [a, b) to @v, through the trail. */
+static int sk_raise(struct sks *k, uint32_t a, uint32_t b, uint64_t v)
 {
-	if (sk_push(k, 0, s, k->h[s]))
+	if (a >= b)
+		return 0;
+	if (vnpu_plan_grow((void **)&k->tr, &k->tr_cap, k->tr_n + (b - a), sizeof(*k->tr)))
 		return -1;
-	sk_set_h(k, s, v);
+	for (uint32_t s = a; s < b; s++) {
+		k->tr[k->tr_n++] = (struct sk_trail){ 0, s, k->h[s] };
+		k->h[s] = v;
+		k->th[s + k->w] = v;
+	}
+	sk_tree_fix(k, a, b - 1);
 	return 0;
 }
 
@@ -237,9 +245,9 @@ static int sk_place(struct sks *k, uint32_t u, uint64_t off)
 	for (uint32_t s = pb->t0[u]; s < pb->t1[u]; s++) {
 		k->rem[s] -= pb->size[u];
 		k->col[k->col_start[s] + k->col_n[s]++] = u;
-		if (sk_raise(k, s, top))
-			return -1;
 	}
+	if (sk_raise(k, pb->t0[u], pb->t1[u], top))
+		return -1;
 	for (uint32_t s = pb->t0[u]; s + 1 < pb->t1[u]; s++)
 		if (!--k->cuts[s]) {
 			if (vnpu_plan_grow((void **)&k->cut, &k->cut_cap, k->cut_n + 1, sizeof(*k->cut)))
@@ -252,12 +260,22 @@ static int sk_place(struct sks *k, uint32_t u, uint64_t off)
 static void sk_undo(struct sks *k, size_t mark)
 {
 	const struct sks_problem *pb = k->pb;
+	uint32_t lo = UINT32_MAX, hi = 0;
 
 	while (k->tr_n > mark) {
 		struct sk_trail e = k->tr[--k->tr_n];
 
 		if (!e.unplace) {
-			sk_set_h(k, e.idx, e.old);
+			/* Leaves first; their tree nodes once per run of sections. */
+			if (lo != UINT32_MAX && e.idx + 1 != lo) {
+				sk_tree_fix(k, lo, hi);
+				lo = UINT32_MAX;
+			}
+			if (lo == UINT32_MAX)
+				hi = e.idx;
+			lo = e.idx;
+			k->h[e.idx] = e.old;
+			k->th[e.idx + k->w] = e.old;
 			continue;
 		}
 		k->placed[e.idx] = 0;
@@ -269,6 +287,8 @@ static void sk_undo(struct sks *k, size_t mark)
 		for (uint32_t s = pb->t0[e.idx]; s + 1 < pb->t1[e.idx]; s++)
 			k->cuts[s]++;
 	}
+	if (lo != UINT32_MAX)
+		sk_tree_fix(k, lo, hi);
 }
 
 /* Raises sections [a, b) to @v; 0 when some section's slack does not allow it. */
@@ -277,10 +297,7 @@ static int sk_waste(struct sks *k, uint32_t a, uint32_t b, uint64_t v)
 	for (uint32_t s = a; s < b; s++)
 		if (v > k->target || k->rem[s] > k->target - v)
 			return 0;
-	for (uint32_t s = a; s < b; s++)
-		if (sk_raise(k, s, v))
-			return -1;
-	return 1;
+	return sk_raise(k, a, b, v) ? -1 : 1;
 }
 
 /* --- search ---------------------------------------------------------------------- */
@@ -322,6 +339,23 @@ static int cmp_cand(const void *pa, const void *pb)
 	if (a->key2 != b->key2)
 		return a->key2 > b->key2 ? -1 : 1;
 	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Candidates best first (cmp_cand() is a total order): few, mostly. */
+static void sk_sort_cand(struct sk_cand *c, size_t n)
+{
+	if (n > 32) {
+		qsort(c, n, sizeof(*c), cmp_cand);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct sk_cand x = c[i];
+		size_t j = i;
+
+		for (; j && cmp_cand(&c[j - 1], &x) > 0; j--)
+			c[j] = c[j - 1];
+		c[j] = x;
+	}
 }
 
 /*
@@ -416,7 +450,7 @@ static int sk_branch(struct sks *k, size_t base, uint32_t lo, uint32_t hi, uint3
 	size_t n = k->cand_n;
 	int r = R_NONE;
 
-	qsort(k->cand + base, n - base, sizeof(*k->cand), cmp_cand);
+	sk_sort_cand(k->cand + base, n - base);
 	for (size_t c = base; c < n && r == R_NONE; c++) {
 		uint32_t u = k->cand[c].id;
 		uint64_t off = sk_align(h, pb->align[u]), top = off + pb->size[u];
@@ -497,10 +531,12 @@ static int sk_right_ok(const struct sks *k, uint32_t lo, uint32_t d, uint64_t g)
 static int sk_fill_ok(struct sks *k, uint32_t c, uint32_t d, uint64_t g, uint64_t rim)
 {
 	const struct sks_problem *pb = k->pb;
+	uint64_t fill = 0;
 
 	if (d - c > SK_FILL_MAX)
 		return 1;
-	for (uint32_t s = c; s < d; s++)
+	/* inner[]: the changes of the fill at each section, summed as we go. */
+	for (uint32_t s = c; s <= d; s++)
 		k->inner[s] = 0;
 	for (uint32_t t = c; t < d; t++)
 		for (uint32_t j = k->st_start[t]; j < k->st_start[t + 1]; j++) {
@@ -508,12 +544,14 @@ static int sk_fill_ok(struct sks *k, uint32_t c, uint32_t d, uint64_t g, uint64_
 
 			if (k->placed[u] || pb->t1[u] > d)
 				continue;
-			for (uint32_t s = t; s < pb->t1[u]; s++)
-				k->inner[s] += pb->size[u];
+			k->inner[t] += pb->size[u];
+			k->inner[pb->t1[u]] -= pb->size[u];
 		}
-	for (uint32_t s = c; s < d; s++)
-		if (k->inner[s] + sk_slack(k, s) < rim - g)
+	for (uint32_t s = c; s < d; s++) {
+		fill += k->inner[s];
+		if (fill + sk_slack(k, s) < rim - g)
 			return 0;
+	}
 	return 1;
 }
 
