@@ -117,18 +117,10 @@ static uint64_t now_ns(void)
 }
 
 /*
- * The search budget counts the planning thread's CPU time: a loaded
- * machine does not cut the search short, it only takes longer.
- */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
+ * The search budget counts the planning thread's CPU time
+ * (vnpu_plan_cpu_ns()): a loaded machine does not cut the search short,
+ * it only takes longer.
+ *
  * The deadline of a stage that starts at @t and gets 1/@share of the time
  * left before @deadline; @t when none is left (a stage before may overrun,
  * and the difference must not wrap).
@@ -589,7 +581,7 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 
 	plan_reset(p);
 	for (size_t i = 0; i < p->n; i++) {
-		if (deadline && !(i & 255) && cpu_ns() > deadline)
+		if (deadline && !(i & 255) && vnpu_plan_cpu_ns() > deadline)
 			return PLAN_ABORTED;
 		uint32_t id = order[i];
 		size_t k = plan_overlaps(p, id, p->ids);
@@ -1036,7 +1028,7 @@ static uint64_t skyline_place(const struct plan *p, struct sky *k,
 
 		if (!k->heap_n)
 			return UINT64_MAX;	/* cannot happen: all fit at the top */
-		if (deadline && !(++steps & 1023) && cpu_ns() > deadline)
+		if (deadline && !(++steps & 1023) && vnpu_plan_cpu_ns() > deadline)
 			return PLAN_ABORTED;
 		e = k->heap[0];
 		sky_pop(k);
@@ -1348,7 +1340,7 @@ static int mm_search(struct mm *m, size_t part, size_t pn, uint32_t slo,
 	if (!m->nodes_left)
 		return MM_LIMIT;
 	m->nodes_left--;
-	if (!(++m->nodes & 255) && cpu_ns() > m->deadline)
+	if (!(++m->nodes & 255) && vnpu_plan_cpu_ns() > m->deadline)
 		return MM_TIMEOUT;
 	if (vnpu_plan_grow((void **)&m->ord, &m->ord_cap, base + on, sizeof(*m->ord)))
 		return MM_NOMEM;
@@ -1845,11 +1837,11 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			 uint64_t target, uint64_t deadline, uint64_t greedy_ns,
 			 uint64_t seed, int classic, uint64_t *iters)
 {
-	uint64_t rng = seed ^ 0x5eedull, arena, start = cpu_ns(), gain = start, stop;
+	uint64_t rng = seed ^ 0x5eedull, arena, start = vnpu_plan_cpu_ns(), gain = start, stop;
 	int v = 1;
 
 	for (;;) {
-		uint64_t now = cpu_ns(), r;
+		uint64_t now = vnpu_plan_cpu_ns(), r;
 
 		stop = gain + (gain - start > 2 * greedy_ns ? gain - start : 2 * greedy_ns);
 		if (!greedy_ns || stop > deadline)
@@ -1884,7 +1876,7 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			return -1;
 		if (arena < best->arena) {
 			keep(best, off, arena, p->n);
-			gain = cpu_ns();
+			gain = vnpu_plan_cpu_ns();
 		}
 		(*iters)++;
 	}
@@ -1973,7 +1965,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
 	int classic, tight, split = 0, lead = LEAD_NONE;
-	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = cpu_ns();
+	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = vnpu_plan_cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
 
@@ -2031,7 +2023,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
-	deadline = cpu_ns() + time_ms * 1000000ull;
+	deadline = vnpu_plan_cpu_ns() + time_ms * 1000000ull;
 	/*
 	 * When the target leaves no slack in any section: first the lazy
 	 * sweep on 1/16 of the budget (of the default budget at most; see
@@ -2052,13 +2044,13 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * still beat.
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
-		uint64_t t = cpu_ns();
+		uint64_t t = vnpu_plan_cpu_ns();
 
 		split = search_run(&p, target, stage_deadline(t, deadline, PLAN_MERGED_SHARE), 0, 0,
 				   SEARCH_MERGED, off, &best, &nodes);
 		if (split < 0)
 			goto out;
-		t = cpu_ns();
+		t = vnpu_plan_cpu_ns();
 		if (best.arena > target) {
 			int r = search_run(&p, target, stage_deadline(t, deadline, PLAN_BANDS_SHARE), 0, 0,
 					   SEARCH_BANDS, off, &best, &nodes);
@@ -2069,26 +2061,26 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		}
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
-	    tight && cpu_ns() < deadline) {
+	    tight && vnpu_plan_cpu_ns() < deadline) {
 		/* See PLAN_LAZY_SHARE_WHOLE. */
 		int whole = !split && !piece && n <= PLAN_SEARCH_MAX;
-		uint64_t t = cpu_ns(), slice = t < deadline ? deadline - t : 0;
+		uint64_t t = vnpu_plan_cpu_ns(), slice = t < deadline ? deadline - t : 0;
 		uint64_t stall = whole ? 0 : SKS_SWEEP_STALL_NS;
 		uint64_t lazy = whole ? PLAN_LAZY_SHARE_WHOLE : PLAN_LAZY_SHARE;
 
 		if (!whole && slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		t = cpu_ns();
+		t = vnpu_plan_cpu_ns();
 		if (best.arena > target &&
 		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_HOLES, off, &best,
 			       &nodes) < 0)
 			goto out;
-		t = cpu_ns();
+		t = vnpu_plan_cpu_ns();
 		if (best.arena > target &&
 		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_LAZY, off, &best,
 			       &nodes) < 0)
 			goto out;
-		t = cpu_ns();
+		t = vnpu_plan_cpu_ns();
 		if (t < deadline && best.arena > target &&
 		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, stall, off, &best,
 			  &nodes) < 0)
@@ -2096,7 +2088,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
-		uint64_t t = cpu_ns();
+		uint64_t t = vnpu_plan_cpu_ns();
 
 		if (t < deadline &&
 		    search_run(&p, target, stage_deadline(t, deadline, PLAN_STRIPS_SHARE), 0, 0,
@@ -2105,8 +2097,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	/* The skyline search, on half of the budget. */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX &&
-	    cpu_ns() < deadline) {
-		uint64_t t = cpu_ns();
+	    vnpu_plan_cpu_ns() < deadline) {
+		uint64_t t = vnpu_plan_cpu_ns();
 		int r = sky_search(&p, target, stage_deadline(t, deadline, 2), opts->seed, off, &best,
 				   &nodes);
 
@@ -2117,7 +2109,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
 	    !tight) {
-		uint64_t t = cpu_ns();
+		uint64_t t = vnpu_plan_cpu_ns();
 
 		if (t < deadline &&
 		    sweep(&p, target, stage_deadline(t, deadline, PLAN_SWEEP_SHARE_LOOSE),
@@ -2130,7 +2122,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * (on generated perfect packings, planner_bench).
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target &&
-	    (cap || n > PLAN_SEARCH_MAX) && cpu_ns() < deadline) {
+	    (cap || n > PLAN_SEARCH_MAX) && vnpu_plan_cpu_ns() < deadline) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/* With a capacity: the branch and bound aims at it. */
 			int r = bb_run(&p, target, deadline, off, &nodes);
@@ -2147,7 +2139,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			 * to PLAN_SKY_MAX its slow gains beat an earlier
 			 * bisection: planner_bench, guillotine 6,000).
 			 */
-			uint64_t t = cpu_ns(), dl = deadline;
+			uint64_t t = vnpu_plan_cpu_ns(), dl = deadline;
 			uint64_t stall = t > begin ? t - begin : 1;
 
 			if (n <= PLAN_SKY_MAX) {
@@ -2175,13 +2167,13 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		int both = !tight && n <= PLAN_SEARCH_MAX;
 		uint64_t lo = p.lower_bound;
 
-		for (uint64_t t = cpu_ns(); lo < best.arena && t < deadline; t = cpu_ns()) {
+		for (uint64_t t = vnpu_plan_cpu_ns(); lo < best.arena && t < deadline; t = vnpu_plan_cpu_ns()) {
 			uint64_t mid = lo + (best.arena - lo) / 2, step = (deadline - t) / 2;
 			int tries = both && lead != LEAD_SKY ? 2 : 1, r = 0;
 
 			for (int k = 0; k < tries && !r; k++) {
 				int bb = tries == 2 && (k ^ (lead == LEAD_BB));
-				uint64_t dl = cpu_ns() + (tries == 1 ? step : k ? step / 4 : step * 3 / 4);
+				uint64_t dl = vnpu_plan_cpu_ns() + (tries == 1 ? step : k ? step / 4 : step * 3 / 4);
 
 				if (!bb) {
 					r = sky_search(&p, mid, dl, opts->seed, off, &best, &nodes);

@@ -216,7 +216,10 @@ struct vnpu_plan_stats;
 int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_plan_options *opts,
 		    struct vnpu_plan_stats *stats);
 
-/* CPU time of the calling thread, in ns. */
+/*
+ * CPU time of the calling thread, in ns: read at most every 100 us of wall
+ * time, an upper bound in between; it never goes back.
+ */
 uint64_t vnpu_plan_cpu_ns(void);
 
 /* Greatest common divisor of @a and @b (@a when @b is 0). */
