@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "mm/planner_search.h"
@@ -1197,6 +1198,33 @@ static void *plan_on_small_stack(void *arg)
 
 	c->status = vnpu_plan_compute(c->b, c->n, &o, NULL);
 	return NULL;
+}
+
+/*
+ * The searches' clock reuses a reading of the thread's CPU time for up to
+ * 100 us of wall time: what it returns must never be below the CPU time
+ * (a deadline passed unseen) nor go back (differences would wrap).
+ */
+TEST(cpu_clock_bounds_the_thread_cpu_time)
+{
+	uint64_t last = 0, first = vnpu_plan_cpu_ns();
+	volatile uint64_t spin = 0;
+
+	for (int i = 0; i < 200000; i++) {
+		struct timespec ts;
+		uint64_t exact, now;
+
+		for (int j = 0; j < i % 64; j++)
+			spin += (uint64_t)j;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		exact = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		now = vnpu_plan_cpu_ns();
+		ASSERT_GE(now, exact);
+		ASSERT_GE(now, last);
+		last = now;
+	}
+	/* It moves with the work done. */
+	ASSERT_GT(last, first);
 }
 
 TEST(large_plan_from_a_small_thread_stack)
