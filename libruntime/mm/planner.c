@@ -1975,7 +1975,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
 	int classic, tight, split = 0, lead = LEAD_NONE;
-	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity, begin = vnpu_plan_cpu_ns();
+	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity;
+	uint64_t begin = vnpu_plan_cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
 
@@ -2035,13 +2036,13 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	/* The time limit is the search stage's, after the greedy plans. */
 	deadline = vnpu_plan_cpu_ns() + time_ms * 1000000ull;
 	/*
-	 * When the target leaves no slack in any section: first the lazy
-	 * sweep on 1/16 of the budget (of the default budget at most; see
-	 * PLAN_LAZY_SHARE_WHOLE for an instance the band decomposition leaves
-	 * whole), then the time sweep on a quarter (both tile such instances
-	 * fast or not at all; the time sweep's pruning then admits only
-	 * zero-waste moves). Else the time sweep as a short try (1/32 of the
-	 * budget left) after the skyline search.
+	 * When the target leaves no slack in any section: first the hole
+	 * sweep on a quarter and the lazy sweep on 1/16 of the budget (of
+	 * the default budget at most; see PLAN_HOLES_SHARE and
+	 * PLAN_LAZY_SHARE_WHOLE), then the time sweep on a quarter (they
+	 * tile such instances fast or not at all; the time sweep's pruning
+	 * then admits only zero-waste moves). Else the time sweep as a short
+	 * try (1/32 of the budget left) after the skyline search.
 	 */
 	tight = 1;
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
@@ -2082,8 +2083,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
 		t = vnpu_plan_cpu_ns();
 		if (best.arena > target &&
-		    search_run(&p, target, t + slice / PLAN_HOLES_SHARE, 0, stall, SEARCH_HOLES, off,
-			       &best, &nodes) < 0)
+		    search_run(&p, target, t + slice / PLAN_HOLES_SHARE, 0, stall, SEARCH_HOLES,
+			       off, &best, &nodes) < 0)
 			goto out;
 		t = vnpu_plan_cpu_ns();
 		if (best.arena > target &&
@@ -2177,13 +2178,15 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		int both = !tight && n <= PLAN_SEARCH_MAX;
 		uint64_t lo = p.lower_bound;
 
-		for (uint64_t t = vnpu_plan_cpu_ns(); lo < best.arena && t < deadline; t = vnpu_plan_cpu_ns()) {
+		for (uint64_t t = vnpu_plan_cpu_ns(); lo < best.arena && t < deadline;
+		     t = vnpu_plan_cpu_ns()) {
 			uint64_t mid = lo + (best.arena - lo) / 2, step = (deadline - t) / 2;
 			int tries = both && lead != LEAD_SKY ? 2 : 1, r = 0;
 
 			for (int k = 0; k < tries && !r; k++) {
 				int bb = tries == 2 && (k ^ (lead == LEAD_BB));
-				uint64_t dl = vnpu_plan_cpu_ns() + (tries == 1 ? step : k ? step / 4 : step * 3 / 4);
+				uint64_t dl = vnpu_plan_cpu_ns() +
+					      (tries == 1 ? step : k ? step / 4 : step * 3 / 4);
 
 				if (!bb) {
 					r = sky_search(&p, mid, dl, opts->seed, off, &best, &nodes);

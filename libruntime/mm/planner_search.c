@@ -103,8 +103,8 @@ static uint64_t sk_clock_ns(clockid_t clock)
 }
 
 /*
- * The thread's CPU time is a system call to read (1.3 us on a virtual
- * machine, 50 times the monotonic clock) and the searches check their
+ * The thread's CPU time can be a system call to read (1.3 us on the
+ * development VM, 50 times the monotonic clock) and the searches check their
  * deadlines often: within PLAN_CLOCK_REUSE_NS of wall time after a
  * reading, that reading plus the wall time since is returned, a bound the
  * CPU time cannot pass. Never less than a value returned before.

@@ -694,7 +694,8 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 		return 0;
 	}
 	if (kind == SWEEP_STRIPS || kind == SWEEP_MERGED || kind == SWEEP_SERIES)
-		r = (kind == SWEEP_STRIPS ? sts_run : kind == SWEEP_MERGED ? pmg_run : pmg_series_run)(
+		r = (kind == SWEEP_STRIPS ? sts_run :
+		     kind == SWEEP_MERGED ? pmg_run : pmg_series_run)(
 			&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
 			&nodes);
 	else
