@@ -99,10 +99,14 @@
  * Budget shares on a target without slack: first the forced merges
  * (planner_merge.c) with the band decomposition of the merged instance,
  * then the band decomposition (planner_bands.c) of the instance itself,
- * of what is left (guillotine packings of 1,500 buffers, seeds 1 to 50:
- * 21 at the optimum with a quarter, 19 with half).
+ * of what is left. Guillotine packings of 1,500 buffers, seeds 1 to 100:
+ * 47 and 48 at the optimum with half for the merges, 43 (twice) with a
+ * quarter, now that the skyline search tiles the pieces first
+ * (PLAN_PIECE_REST_SHARE); before that a quarter did better (seeds 1 to
+ * 50: 21 against 19). Ladders of 6,001 buffers and guillotine packings
+ * of 400 to 6,000 the same within their noise.
  */
-#define PLAN_MERGED_SHARE 4
+#define PLAN_MERGED_SHARE 2
 #define PLAN_BANDS_SHARE 2
 /*
  * Budget share of the strip search (planner_strips.c), of what the sweeps
@@ -2066,7 +2070,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
 		tight = p.sec_total[s] == target;
 	/*
-	 * The forced merges first, on a quarter of the budget, then the band
+	 * The forced merges first, on half of the budget, then the band
 	 * decomposition on half of what is left: each returns at once when
 	 * nothing merges or splits, and else plans its pieces within its
 	 * share; what they leave above the target, the searches below may
