@@ -369,6 +369,7 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 $(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
 		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
 		libruntime/mm/planner_merge.c libruntime/mm/planner_pq.c libruntime/mm/planner_strips.c \
+		libruntime/mm/planner_cuts.c \
 		libruntime/mm/pqtree.c \
 		libruntime/mm/pqtree.h \
 		libruntime/mm/planner_search.h \

@@ -107,6 +107,12 @@
  * of 400 to 6,000 the same within their noise.
  */
 #define PLAN_MERGED_SHARE 2
+/*
+ * Budget share of the cut search (planner_cuts.c), first of all on a
+ * target without slack, of the default budget at most (not on a piece:
+ * the band decomposition's pieces need not split by cuts).
+ */
+#define PLAN_CUTS_SHARE 4
 #define PLAN_BANDS_SHARE 2
 /*
  * Budget share of the strip search (planner_strips.c), of what the sweeps
@@ -1929,7 +1935,7 @@ enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
 /* The searches search_run() runs. */
 enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS,
-       SEARCH_MERGED };
+       SEARCH_MERGED, SEARCH_CUTS };
 
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
@@ -1947,6 +1953,7 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
 	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
+		kind == SEARCH_CUTS ? pcs_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_MERGED ? pmg_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_HOLES ? pqs_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_STRIPS ? sts_run(&pb, target, deadline, off, nodes) :
@@ -2076,6 +2083,17 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * share; what they leave above the target, the searches below may
 	 * still beat.
 	 */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
+	    n <= PLAN_SEARCH_MAX) {
+		uint64_t t = vnpu_plan_cpu_ns();
+		uint64_t slice = t < deadline ? deadline - t : 0;
+
+		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
+			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
+		if (search_run(&p, target, t + slice / PLAN_CUTS_SHARE, 0, 0, SEARCH_CUTS, off,
+			       &best, &nodes) < 0)
+			goto out;
+	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
 		uint64_t t = vnpu_plan_cpu_ns();
 

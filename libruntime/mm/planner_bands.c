@@ -832,28 +832,14 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		    uint64_t *height)
 {
 	const struct sks_problem *pb = d->pb;
-	uint32_t t0 = UINT32_MAX, t1 = 0, reach;
-	uint64_t bottom = 0, top = 0;
+	uint32_t span[2];
+	uint64_t bottom, top = 0;
 	struct bd_kv *kv;
-	size_t k = 0, start = 0, cut;
+	size_t k, start = 0, cut;
 
 	(*d->nodes)++;
-	for (size_t i = 0; i < m; i++) {
-		if (pb->t0[ids[i]] < t0)
-			t0 = pb->t0[ids[i]];
-		if (pb->t1[ids[i]] > t1)
-			t1 = pb->t1[ids[i]];
-	}
 	/* Buffers live over the whole span, at the bottom. */
-	for (size_t i = 0; i < m; i++)
-		if (pb->t0[ids[i]] == t0 && pb->t1[ids[i]] == t1) {
-			uint32_t id = ids[i];
-
-			ids[i] = ids[k];
-			ids[k++] = id;
-			d->off[id] = base + bottom;
-			bottom += pb->size[id];
-		}
+	k = vnpu_plan_span_bottom(pb, ids, m, base, d->off, span, &bottom);
 	ids += k;
 	m -= k;
 	*height = bottom;
@@ -865,35 +851,22 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
 		return SKS_NOMEM;
 	bd_by_first(pb, ids, m, kv);
 	free(kv);
-	/* Time cuts: a piece ends where no buffer before it reaches past. */
-	for (cut = 1, reach = pb->t1[ids[0]]; cut < m; cut++) {
-		if (pb->t0[ids[cut]] >= reach)
-			break;
-		if (pb->t1[ids[cut]] > reach)
-			reach = pb->t1[ids[cut]];
-	}
-	if (cut == m) {
-		int r = bd_bands(d, ids, m, width, base + bottom, t0, t1, &top);
+	if (vnpu_plan_time_piece(pb, ids, 0, m) == m) {
+		int r = bd_bands(d, ids, m, width, base + bottom, span[0], span[1], &top);
 
 		*height = bottom + top;
 		return r;
 	}
-	while (start < m) {
+	for (; start < m; start = cut) {
 		uint64_t h;
 		int r;
 
-		for (cut = start + 1, reach = pb->t1[ids[start]]; cut < m; cut++) {
-			if (pb->t0[ids[cut]] >= reach)
-				break;
-			if (pb->t1[ids[cut]] > reach)
-				reach = pb->t1[ids[cut]];
-		}
+		cut = vnpu_plan_time_piece(pb, ids, start, m);
 		r = bd_solve(d, ids + start, cut - start, width, base + bottom, &h);
 		if (r != SKS_FOUND)
 			return r;
 		if (h > top)
 			top = h;
-		start = cut;
 	}
 	*height = bottom + top;
 	return SKS_FOUND;
@@ -905,19 +878,13 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	struct bd d = { .pb = pb, .off = off, .deadline = deadline, .nodes = nodes,
 			.left = pb->n };
 	uint32_t *ids = malloc((pb->n + 1) * sizeof(*ids));
-	uint64_t unit = target, height;
+	uint64_t unit, height;
 	size_t n = pb->n;
 	int r = SKS_NOMEM;
 
-	for (uint32_t s = 0; s < pb->nsec; s++)
-		if (pb->sec_total[s] != target)
-			goto infeasible;
-	for (size_t i = 0; i < n; i++)
-		unit = vnpu_plan_gcd(unit, pb->size[i]);
 	/* Offsets are sums of sizes: aligned if every alignment divides them. */
-	for (size_t i = 0; i < n; i++)
-		if (unit % pb->align[i])
-			goto infeasible;
+	if (!vnpu_plan_perfect(pb, target, &unit))
+		goto infeasible;
 	d.parent = malloc((n + 1) * sizeof(*d.parent));
 	d.sums = malloc(sizeof(*d.sums) << BD_PARTS_MAX);
 	d.balanced = malloc(BD_BALANCED_MAX * sizeof(*d.balanced));

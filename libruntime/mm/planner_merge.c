@@ -546,17 +546,10 @@ static int mg_setup(struct mg *g, struct mg_scratch *s, const struct sks_problem
 	memset(g, 0, sizeof(*g));
 	memset(s, 0, sizeof(*s));
 	g->pb = pb;
-	g->unit = target;
 	g->deadline = deadline;
-	for (uint32_t t = 0; t < pb->nsec; t++)
-		if (pb->sec_total[t] != target)
-			return SKS_INFEASIBLE;
-	for (size_t i = 0; i < n; i++)
-		g->unit = vnpu_plan_gcd(g->unit, pb->size[i]);
 	/* Offsets inside a merge are sums of sizes: aligned if every alignment divides them. */
-	for (size_t i = 0; i < n; i++)
-		if (!g->unit || g->unit % pb->align[i])
-			return SKS_INFEASIBLE;
+	if (!vnpu_plan_perfect(pb, target, &g->unit) || !g->unit)
+		return SKS_INFEASIBLE;
 	g->t0 = malloc(cap * sizeof(*g->t0));
 	g->t1 = malloc(cap * sizeof(*g->t1));
 	g->size = malloc(cap * sizeof(*g->size));

@@ -147,6 +147,58 @@ uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
+int vnpu_plan_perfect(const struct sks_problem *pb, uint64_t target, uint64_t *unit)
+{
+	*unit = target;
+	for (uint32_t s = 0; s < pb->nsec; s++)
+		if (pb->sec_total[s] != target)
+			return 0;
+	for (size_t i = 0; i < pb->n; i++)
+		*unit = vnpu_plan_gcd(*unit, pb->size[i]);
+	for (size_t i = 0; i < pb->n; i++)
+		if (*unit % pb->align[i])
+			return 0;
+	return 1;
+}
+
+size_t vnpu_plan_span_bottom(const struct sks_problem *pb, uint32_t *ids, size_t m,
+			     uint64_t base, uint64_t *off, uint32_t span[2], uint64_t *bottom)
+{
+	size_t k = 0;
+
+	span[0] = UINT32_MAX;
+	span[1] = 0;
+	for (size_t i = 0; i < m; i++) {
+		if (pb->t0[ids[i]] < span[0])
+			span[0] = pb->t0[ids[i]];
+		if (pb->t1[ids[i]] > span[1])
+			span[1] = pb->t1[ids[i]];
+	}
+	*bottom = 0;
+	for (size_t i = 0; i < m; i++)
+		if (pb->t0[ids[i]] == span[0] && pb->t1[ids[i]] == span[1]) {
+			uint32_t id = ids[i];
+
+			ids[i] = ids[k];
+			ids[k++] = id;
+			off[id] = base + *bottom;
+			*bottom += pb->size[id];
+		}
+	return k;
+}
+
+size_t vnpu_plan_time_piece(const struct sks_problem *pb, const uint32_t *ids, size_t start,
+			    size_t m)
+{
+	uint32_t reach = pb->t1[ids[start]];
+	size_t end;
+
+	for (end = start + 1; end < m && pb->t0[ids[end]] < reach; end++)
+		if (pb->t1[ids[end]] > reach)
+			reach = pb->t1[ids[end]];
+	return end;
+}
+
 static uint64_t sk_rand(uint64_t *s)
 {
 	return vnpu_plan_mix64(*s += 0x9e3779b97f4a7c15ull);
@@ -906,8 +958,7 @@ static int sks_solve_all(struct sks *k)
 	return r;
 }
 
-/* Luby's restart sequence 1 1 2 1 1 2 4 1 1 2 ... */
-static uint64_t luby(uint64_t i)
+uint64_t vnpu_plan_luby(uint64_t i)
 {
 	for (;;) {
 		uint64_t p = 1;
@@ -935,7 +986,7 @@ int sks_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	for (uint64_t run = 1; r == R_LIMIT; run++) {
 		sks_reset(&k);
 		k.noise = run > 1;
-		k.fails_left = luby(run) * 16;
+		k.fails_left = vnpu_plan_luby(run) * 16;
 		r = sks_solve_all(&k);
 	}
 	if (r == R_FOUND)

@@ -4,7 +4,8 @@
  *
  * Private interface of the planner's searches: the skyline search
  * (planner_search.c), the time sweep and the lazy sweep (planner_sweep.c),
- * the hole sweep (planner_pq.c), the strip search (planner_strips.c).
+ * the hole sweep (planner_pq.c), the strip search (planner_strips.c),
+ * the cut search (planner_cuts.c).
  */
 #ifndef VNPU_PLANNER_SEARCH_H
 #define VNPU_PLANNER_SEARCH_H
@@ -96,6 +97,24 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
  */
 int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 		 uint64_t stall, uint64_t *off, uint64_t *nodes);
+
+/**
+ * pcs_run() - look for a guillotine plan of a perfect packing
+ * @pb: the instance
+ * @target: its live total, the same in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, nodes visited are added
+ *
+ * Depth-first search over cuts in time and in memory, with restarts
+ * (planner_cuts.c); complete for plans that split by guillotine cuts
+ * down to single buffers. Return: SKS_FOUND (a plan at @target),
+ * SKS_INFEASIBLE (@target is not the live total in every section, an
+ * alignment does not divide every size, or no guillotine plan exists),
+ * SKS_TIMEOUT or SKS_NOMEM.
+ */
+int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes);
 
 /**
  * pbd_run() - plan a perfect packing by splitting it
@@ -198,6 +217,32 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
  */
 int sts_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
 	    uint64_t *nodes);
+
+/*
+ * Whether @target is the live total in every section of @pb and every
+ * alignment divides *@unit, the gcd of @target and the sizes (offsets
+ * that are sums of sizes are then aligned): 1 yes, 0 no.
+ */
+int vnpu_plan_perfect(const struct sks_problem *pb, uint64_t target, uint64_t *unit);
+
+/*
+ * The span [@span[0], @span[1]) of @ids (@m buffers); those live over all
+ * of it are moved to the front of @ids and stacked in @off from @base up,
+ * *@bottom their total. Returns how many there are.
+ */
+size_t vnpu_plan_span_bottom(const struct sks_problem *pb, uint32_t *ids, size_t m,
+			     uint64_t base, uint64_t *off, uint32_t span[2], uint64_t *bottom);
+
+/*
+ * The end (exclusive) in @ids (@m buffers in order of first section) of
+ * the time piece that starts at @start: it ends where no buffer before
+ * it reaches past (a cut in time).
+ */
+size_t vnpu_plan_time_piece(const struct sks_problem *pb, const uint32_t *ids, size_t start,
+			    size_t m);
+
+/* Luby's restart sequence 1 1 2 1 1 2 4 1 1 2 ..., from @i = 1. */
+uint64_t vnpu_plan_luby(uint64_t i);
 
 /*
  * Whether @off is a plan of @pb within @target, by the planner's verifier

@@ -958,20 +958,12 @@ int sts_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	struct sts s = { .pb = pb, .deadline = deadline, .off = off, .nodes = nodes,
 			 .failed_cap = 1024 };
 	uint32_t *ids = NULL;
-	uint64_t unit = 0;
+	uint64_t unit;
 	int r = SKS_NOMEM;
 
-	if (!pb->n || !pb->nsec)
-		return SKS_INFEASIBLE;
-	for (uint32_t t = 0; t < pb->nsec; t++)
-		if (pb->sec_total[t] != target)
-			return SKS_INFEASIBLE;
 	/* Stacked offsets are sums of sizes: every size a multiple of every alignment. */
-	for (size_t i = 0; i < pb->n; i++)
-		unit = vnpu_plan_gcd(unit, pb->size[i]);
-	for (size_t i = 0; i < pb->n; i++)
-		if (unit % pb->align[i])
-			return SKS_INFEASIBLE;
+	if (!pb->n || !pb->nsec || !vnpu_plan_perfect(pb, target, &unit))
+		return SKS_INFEASIBLE;
 	s.unit = unit;
 	ids = malloc(pb->n * sizeof(*ids));
 	s.key = malloc(pb->n * sizeof(*s.key));

@@ -675,11 +675,12 @@ static void sections_free(struct sections *x)
 	free(x->total);
 }
 
-enum { SWEEP_TIME, SWEEP_LAZY, SWEEP_HOLES, SWEEP_STRIPS, SWEEP_MERGED, SWEEP_SERIES };
+enum { SWEEP_TIME, SWEEP_LAZY, SWEEP_HOLES, SWEEP_STRIPS, SWEEP_MERGED, SWEEP_SERIES,
+       SWEEP_CUTS };
 
 /*
- * Runs the time sweep, the lazy one, the hole sweep, the strip search or
- * the forced merges (@kind) at the lower bound; 1 when it found a plan the
+ * Runs the time sweep, the lazy one, the hole sweep, the strip search,
+ * the cut search or the forced merges (@kind) at the lower bound; 1 when it found a plan the
  * checker passes.
  */
 static int sweep_at_lower_bound(struct __test_metadata *_metadata,
@@ -693,8 +694,9 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 		sections_free(&x);
 		return 0;
 	}
-	if (kind == SWEEP_STRIPS || kind == SWEEP_MERGED || kind == SWEEP_SERIES)
-		r = (kind == SWEEP_STRIPS ? sts_run :
+	if (kind == SWEEP_STRIPS || kind == SWEEP_MERGED || kind == SWEEP_SERIES ||
+	    kind == SWEEP_CUTS)
+		r = (kind == SWEEP_STRIPS ? sts_run : kind == SWEEP_CUTS ? pcs_run :
 		     kind == SWEEP_MERGED ? pmg_run : pmg_series_run)(
 			&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
 			&nodes);
@@ -1065,6 +1067,54 @@ TEST(strip_search_refuses_what_is_not_guillotine)
 	EXPECT_GE(32, nodes);
 	sections_free(&x);
 	free(b);
+}
+
+TEST(cut_search_tiles_guillotine_packings)
+{
+	/*
+	 * The staggered pairs, guillotine packings of 30 buffers (seeds 1 to
+	 * 40) and of 700 that no stage tiled within the default budget before
+	 * it (seeds 21 and 22; the cut search takes milliseconds): all at the
+	 * lower bound. The planner then reaches seed 21's optimum within the
+	 * default budget.
+	 */
+	struct vnpu_plan_buffer pat[N(staggered_pairs)];
+	static const uint64_t seeds700[] = { 21, 22 };
+
+	memcpy(pat, staggered_pairs, sizeof(pat));
+	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_CUTS));
+	for (uint64_t seed = 1; seed <= 40; seed++)
+		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 30, seed, SWEEP_CUTS));
+	for (size_t i = 0; i < N(seeds700); i++)
+		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 700, seeds700[i],
+					     SWEEP_CUTS));
+	EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_GUILLOTINE, 700, 21, 0, 0));
+}
+
+TEST(cut_search_refuses_what_is_not_guillotine)
+{
+	/*
+	 * The pinwheel is a perfect packing with no guillotine plan: the
+	 * search covers all its choices and refuses it (a few nodes, no
+	 * restart). Then the bounds: a target other than the live total in
+	 * every section, or an alignment that does not divide every size,
+	 * is refused with nothing visited and the offsets untouched; so is a
+	 * deadline already past (SKS_TIMEOUT).
+	 */
+	struct vnpu_plan_buffer pin[] = {
+		{ .size = 1, .first = 0, .last = 2 }, { .size = 2, .first = 2, .last = 3 },
+		{ .size = 1, .first = 1, .last = 3 }, { .size = 2, .first = 0, .last = 1 },
+		{ .size = 1, .first = 1, .last = 2 },
+	};
+	uint64_t nodes = 0;
+	struct sections x;
+
+	ASSERT_EQ(0, sections_init(&x, pin, N(pin)));
+	EXPECT_EQ(SKS_INFEASIBLE, pcs_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
+	EXPECT_LT(0, nodes);
+	EXPECT_GE(16, nodes);
+	sections_free(&x);
+	bounds_and_deadline_checked(_metadata, PGEN_GUILLOTINE, 700, 1, pcs_run);
 }
 
 TEST(forced_merges_join_what_balance_forces)

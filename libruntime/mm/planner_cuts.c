@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * The cut search: a complete depth-first search for perfect packings that
+ * split by guillotine cuts. The target equals the live total in every
+ * section, so a plan at the target wastes nothing. Such a plan is
+ * guillotine when it is one buffer, or splits by a cut in time (no buffer
+ * crosses a section boundary) or by a cut in memory (the buffers below an
+ * offset and those above it), each side again guillotine. Packings cut at
+ * random, the kind the band decomposition loses on when cuts meet in time
+ * (planner_bands.c), are all of this kind.
+ *
+ * pcs_solve() puts the buffers live over the whole span at the bottom and
+ * cuts in time where no buffer crosses, as the band decomposition does.
+ * What is left is a stack of strips, each live over the whole span with a
+ * cut in time of its own. pcs_band() searches for the strip of one buffer
+ * c0 (of the buffers live first, the largest), a 0/1 choice per buffer:
+ *
+ * - a cut c of the strip is chosen first (boundaries in time order, from
+ *   c0's end): the buffers that cross c are out;
+ * - at every boundary the strip's starters and enders balance (event
+ *   rows): with few unknown buffers, every subset that balances is listed,
+ *   and a buffer in all of them is in, in none out; with more, by bounds;
+ * - in every section the strip's live total is its width, the same for
+ *   all sections (section rows): the width's range is the intersection of
+ *   [in, in + unknown] over the sections, and a buffer too large for a
+ *   section's slack either way is decided;
+ * - branching takes the boundary with the fewest unknown buffers whose
+ *   balance is still off, and one of its buffers that can mend it: in,
+ *   then out.
+ *
+ * A choice that balances everywhere is a set of strips; it and the rest
+ * are solved in turn, each in its own width, and a failure of either
+ * takes the search on to the next choice (a balanced set need not tile:
+ * sums can coincide). Heavy tails are cut by restarts (Luby, in units of
+ * PCS_RESTART_NODES nodes) that break ties at random.
+ *
+ * The search covers guillotine plans only; a perfect packing that is not
+ * guillotine anywhere (five buffers in a pinwheel) gives SKS_INFEASIBLE.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner_search.h"
+
+/* Most unknown buffers at a boundary whose balancing subsets are listed. */
+#define PCS_ENUM_MAX 10
+/* Nodes of the first restart; later ones take Luby multiples of it. */
+#define PCS_RESTART_NODES 1000u
+
+struct pcs {
+	const struct sks_problem *pb;
+	uint64_t *off;
+	uint64_t deadline, *nodes;
+	uint64_t count, limit;	/* nodes of this run; the restart's limit */
+	uint64_t work;		/* decisions made, to read the clock by */
+	int late;		/* past the deadline: every search unwinds */
+	uint64_t rng;		/* tie-breaking state, 0 for none */
+};
+
+/*
+ * One strip search over a slab's buffers. A boundary is a section start
+ * strictly inside the slab's span; band sections are numbered from 0 (the
+ * slab's first) to nev (its last), section k + 1 starting at boundary k.
+ */
+struct pcs_band {
+	struct pcs *c;
+	const uint32_t *ids;
+	uint32_t m, nev;
+	int32_t *ev_start, *ev_end;	/* boundary of each buffer's start/end, -1 at an edge */
+	uint32_t *ev_first, *ev_item;	/* the buffers of each boundary */
+	int64_t *imb, *pos, *neg;	/* per boundary: net of the ins; unknown +/- nets */
+	uint32_t *nunk;			/* per boundary: unknown buffers */
+	uint64_t *in, *unk;		/* per section: live sizes in, unknown */
+	uint64_t *largest;		/* per section: its largest buffer */
+	uint32_t *sec_first, *sec_item;	/* the buffers live in each section */
+	int8_t *val;			/* per buffer: -1 unknown, 0 out, 1 in */
+	uint32_t *trail, ntrail;	/* decided buffers, in order */
+	uint32_t *queue, nq;		/* boundaries to check */
+	uint8_t *queued;
+	int64_t sums[1u << PCS_ENUM_MAX];
+};
+
+static int pcs_solve(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+		     uint64_t base);
+
+static uint32_t pcs_rand(struct pcs *c, uint32_t below)
+{
+	c->rng = vnpu_plan_mix64(c->rng);
+	return (uint32_t)(c->rng % below);
+}
+
+/* Counts a node; SKS_TIMEOUT past the restart's limit or the deadline. */
+static int pcs_tick(struct pcs *c)
+{
+	(*c->nodes)++;
+	if (++c->count > c->limit || c->late)
+		return SKS_TIMEOUT;
+	if (!(c->count & 255) && vnpu_plan_cpu_ns() > c->deadline)
+		return SKS_TIMEOUT;
+	return SKS_INFEASIBLE;
+}
+
+/* Buffer @i's net at boundary @e: + its size if it starts, - if it ends. */
+static int64_t pcs_net(const struct pcs_band *b, uint32_t i, int32_t e)
+{
+	int64_t size = (int64_t)b->c->pb->size[b->ids[i]];
+
+	return b->ev_start[i] == e ? size : b->ev_end[i] == e ? -size : 0;
+}
+
+static void pcs_queue(struct pcs_band *b, int32_t e)
+{
+	if (e >= 0 && !b->queued[e]) {
+		b->queued[e] = 1;
+		b->queue[b->nq++] = (uint32_t)e;
+	}
+}
+
+/* Enters buffer @i's decision @v in the rows, or takes it back (@undo). */
+static void pcs_account(struct pcs_band *b, uint32_t i, int v, int undo)
+{
+	uint64_t size = b->c->pb->size[b->ids[i]];
+	uint32_t last = b->ev_end[i] < 0 ? b->nev : (uint32_t)b->ev_end[i];
+	int32_t ends[2] = { b->ev_start[i], b->ev_end[i] };
+
+	for (int k = 0; k < 2; k++) {
+		int32_t e = ends[k];
+		int64_t x;
+
+		if (e < 0)
+			continue;
+		x = undo ? -pcs_net(b, i, e) : pcs_net(b, i, e);
+		if (undo)
+			b->nunk[e]++;
+		else
+			b->nunk[e]--;
+		/* The unknown sums lose the net (get it back on undo). */
+		if (pcs_net(b, i, e) > 0)
+			b->pos[e] -= x;
+		else
+			b->neg[e] -= x;
+		if (v)
+			b->imb[e] += x;
+		if (!undo)
+			pcs_queue(b, e);
+	}
+	for (uint32_t s = (uint32_t)(b->ev_start[i] + 1); s <= last; s++) {
+		if (undo) {
+			b->unk[s] += size;
+			b->in[s] -= v ? size : 0;
+		} else {
+			b->unk[s] -= size;
+			b->in[s] += v ? size : 0;
+		}
+	}
+}
+
+static void pcs_set(struct pcs_band *b, uint32_t i, int v)
+{
+	/* Propagation can run long between nodes: the clock every 4,096. */
+	if (!(++b->c->work & 4095) && vnpu_plan_cpu_ns() > b->c->deadline)
+		b->c->late = 1;
+	b->val[i] = (int8_t)v;
+	b->trail[b->ntrail++] = i;
+	pcs_account(b, i, v, 0);
+}
+
+static void pcs_undo(struct pcs_band *b, uint32_t mark)
+{
+	while (b->ntrail > mark) {
+		uint32_t i = b->trail[--b->ntrail];
+
+		pcs_account(b, i, b->val[i], 1);
+		b->val[i] = -1;
+	}
+}
+
+/*
+ * The event row of boundary @e: its unknown buffers must make up what
+ * the ins lack. Returns 0 when they cannot, else 1 (with what it decides).
+ */
+static int pcs_event(struct pcs_band *b, uint32_t e)
+{
+	int64_t need = -b->imb[e], v[PCS_ENUM_MAX];
+	uint32_t u[PCS_ENUM_MAX], k = 0, all = UINT32_MAX, any = 0;
+
+	if (need < b->neg[e] || need > b->pos[e])
+		return 0;
+	if (!b->nunk[e])
+		return need == 0;
+	if (b->nunk[e] > PCS_ENUM_MAX) {
+		/* Bounds: one decision at a time, as it moves need and the sums. */
+		for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++) {
+			uint32_t i = b->ev_item[j];
+			int64_t x;
+
+			if (b->val[i] >= 0)
+				continue;
+			x = pcs_net(b, i, (int32_t)e);
+			if ((x > 0 && need > b->pos[e] - x) || (x < 0 && need < b->neg[e] - x)) {
+				pcs_set(b, i, 1);
+				return 1;
+			}
+			if ((x > 0 && need < b->neg[e] + x) || (x < 0 && need > b->pos[e] + x)) {
+				pcs_set(b, i, 0);
+				return 1;
+			}
+		}
+		return 1;
+	}
+	for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++)
+		if (b->val[b->ev_item[j]] < 0) {
+			u[k] = b->ev_item[j];
+			v[k] = pcs_net(b, u[k], (int32_t)e);
+			k++;
+		}
+	b->sums[0] = 0;
+	for (uint32_t s = 0; s < (1u << k); s++) {
+		if (s)
+			b->sums[s] = b->sums[s & (s - 1)] + v[__builtin_ctz(s)];
+		if (b->sums[s] == need) {
+			all &= s;
+			any |= s;
+		}
+	}
+	if (!any && need)
+		return 0;
+	for (uint32_t x = 0; x < k; x++)
+		if (all & (1u << x))
+			pcs_set(b, u[x], 1);
+		else if (!(any & (1u << x)))
+			pcs_set(b, u[x], 0);
+	return 1;
+}
+
+/*
+ * The section rows: the strip's width lies in [in, in + unknown] of every
+ * section. Returns -1 when the ranges do not meet, 1 when it decided a
+ * buffer, 0 at its fixed point.
+ */
+static int pcs_sections(struct pcs_band *b)
+{
+	uint64_t low = 0, high = UINT64_MAX;
+	int decided = 0;
+
+	for (uint32_t s = 0; s <= b->nev; s++) {
+		if (b->in[s] > low)
+			low = b->in[s];
+		if (b->in[s] + b->unk[s] < high)
+			high = b->in[s] + b->unk[s];
+	}
+	if (low > high || !high)
+		return -1;
+	for (uint32_t s = 0; s <= b->nev; s++) {
+		/* No buffer of the section is large enough to be decided. */
+		if (b->in[s] + b->unk[s] - low >= b->largest[s] && high - b->in[s] >= b->largest[s])
+			continue;
+		for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++) {
+			uint32_t i = b->sec_item[j];
+			uint64_t size = b->c->pb->size[b->ids[i]];
+
+			if (b->val[i] >= 0)
+				continue;
+			/* The ranges narrow as buffers are decided: read them again. */
+			if (b->in[s] + b->unk[s] < low || b->in[s] > high)
+				return -1;
+			if (size > b->in[s] + b->unk[s] - low) {
+				pcs_set(b, i, 1);
+				decided = 1;
+			} else if (size > high - b->in[s]) {
+				pcs_set(b, i, 0);
+				decided = 1;
+			}
+		}
+	}
+	return decided;
+}
+
+/* Both kinds of row to their fixed point; 0 on a contradiction. */
+static int pcs_propagate(struct pcs_band *b)
+{
+	for (;;) {
+		int r;
+
+		while (b->nq) {
+			uint32_t e = b->queue[--b->nq];
+
+			b->queued[e] = 0;
+			if (b->c->late || !pcs_event(b, e)) {
+				while (b->nq)
+					b->queued[b->queue[--b->nq]] = 0;
+				return 0;
+			}
+		}
+		r = pcs_sections(b);
+		if (r <= 0)
+			return r == 0;
+	}
+}
+
+/* The ins balance everywhere: solve them, then the rest above them. */
+static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t0)
+{
+	const struct sks_problem *pb = b->c->pb;
+	uint32_t *ids = malloc(b->m * sizeof(*ids)), nin = 0, k;
+	uint64_t w = 0;
+	int r;
+
+	if (!ids)
+		return SKS_NOMEM;
+	for (uint32_t i = 0; i < b->m; i++)
+		if (b->val[i] == 1) {
+			ids[nin++] = b->ids[i];
+			if (pb->t0[b->ids[i]] == t0)
+				w += pb->size[b->ids[i]];
+		}
+	k = nin;
+	for (uint32_t i = 0; i < b->m; i++)
+		if (b->val[i] != 1)
+			ids[k++] = b->ids[i];
+	r = SKS_INFEASIBLE;
+	if (nin < b->m && w < width) {
+		r = pcs_solve(b->c, ids, nin, w, base);
+		if (r == SKS_FOUND)
+			r = pcs_solve(b->c, ids + nin, b->m - nin, width - w, base + w);
+	}
+	free(ids);
+	return r;
+}
+
+static int pcs_dfs(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t0)
+{
+	uint32_t fewest = UINT32_MAX, ties = 0, cands = 0, pick = 0;
+	int64_t need;
+	int32_t e = -1;
+	int r = pcs_tick(b->c);
+
+	if (r != SKS_INFEASIBLE)
+		return r;
+	for (uint32_t x = 0; x < b->nev; x++)
+		if (b->imb[x] && b->nunk[x] <= fewest) {
+			ties = b->nunk[x] < fewest ? 1 : ties + 1;
+			fewest = b->nunk[x];
+			if (!b->c->rng || !pcs_rand(b->c, ties))
+				e = (int32_t)x;
+		}
+	if (e < 0)
+		return pcs_split(b, width, base, t0);
+	/* One of the buffers that can mend the balance: the largest, or at random. */
+	need = -b->imb[e];
+	for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++) {
+		uint32_t i = b->ev_item[j];
+		int64_t x;
+
+		if (b->val[i] >= 0)
+			continue;
+		x = pcs_net(b, i, e);
+		if ((x > 0) != (need > 0))
+			continue;
+		cands++;
+		if (b->c->rng ? !pcs_rand(b->c, cands) :
+		    cands == 1 || llabs(x) > llabs(pcs_net(b, b->ev_item[pick], e)))
+			pick = j;
+	}
+	if (!cands)
+		return SKS_INFEASIBLE;
+	for (int v = 1; v >= 0; v--) {
+		uint32_t mark = b->ntrail;
+
+		pcs_set(b, b->ev_item[pick], v);
+		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
+		if (b->c->late)
+			return SKS_TIMEOUT;
+		if (r != SKS_INFEASIBLE)
+			return r;
+		pcs_undo(b, mark);
+	}
+	return SKS_INFEASIBLE;
+}
+
+static int pcs_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The boundary at @t: its index in @times (sorted, @n of them). */
+static int32_t pcs_boundary(const uint32_t *times, uint32_t n, uint32_t t)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (times[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int32_t)lo;
+}
+
+static void pcs_band_free(struct pcs_band *b)
+{
+	free(b->ev_start);
+	free(b->ev_end);
+	free(b->ev_first);
+	free(b->ev_item);
+	free(b->imb);
+	free(b->pos);
+	free(b->neg);
+	free(b->nunk);
+	free(b->in);
+	free(b->unk);
+	free(b->largest);
+	free(b->sec_first);
+	free(b->sec_item);
+	free(b->val);
+	free(b->trail);
+	free(b->queue);
+	free(b->queued);
+	free(b);
+}
+
+/*
+ * The rows of @b for the slab @ids (@m buffers, span [@t0, @t1), none
+ * live over all of it); @times holds scratch for 2 * @m sections.
+ */
+static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, uint32_t t0,
+			 uint32_t t1, uint32_t *times)
+{
+	const struct sks_problem *pb = b->c->pb;
+	uint32_t n = 0, nev = 0, live = 0;
+
+	for (uint32_t i = 0; i < m; i++) {
+		if (pb->t0[ids[i]] > t0)
+			times[n++] = pb->t0[ids[i]];
+		if (pb->t1[ids[i]] < t1)
+			times[n++] = pb->t1[ids[i]];
+	}
+	qsort(times, n, sizeof(*times), pcs_cmp_u32);
+	for (uint32_t i = 0; i < n; i++)
+		if (!nev || times[nev - 1] != times[i])
+			times[nev++] = times[i];
+	b->ids = ids;
+	b->m = m;
+	b->nev = nev;
+	b->ev_start = malloc(m * sizeof(*b->ev_start));
+	b->ev_end = malloc(m * sizeof(*b->ev_end));
+	b->ev_first = calloc(nev + 2, sizeof(*b->ev_first));
+	b->ev_item = malloc(2 * m * sizeof(*b->ev_item));
+	b->imb = calloc(nev + 1, sizeof(*b->imb));
+	b->pos = calloc(nev + 1, sizeof(*b->pos));
+	b->neg = calloc(nev + 1, sizeof(*b->neg));
+	b->nunk = calloc(nev + 1, sizeof(*b->nunk));
+	b->in = calloc(nev + 1, sizeof(*b->in));
+	b->unk = calloc(nev + 1, sizeof(*b->unk));
+	b->largest = calloc(nev + 1, sizeof(*b->largest));
+	b->sec_first = calloc(nev + 2, sizeof(*b->sec_first));
+	b->val = malloc(m);
+	b->trail = malloc(m * sizeof(*b->trail));
+	b->queue = malloc((nev + 1) * sizeof(*b->queue));
+	b->queued = calloc(nev + 1, 1);
+	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->imb || !b->pos ||
+	    !b->neg || !b->nunk || !b->in || !b->unk || !b->largest || !b->sec_first ||
+	    !b->val || !b->trail || !b->queue || !b->queued)
+		return SKS_NOMEM;
+	memset(b->val, -1, m);
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t first, last;
+
+		b->ev_start[i] = pb->t0[ids[i]] > t0 ?
+				 pcs_boundary(times, nev, pb->t0[ids[i]]) : -1;
+		b->ev_end[i] = pb->t1[ids[i]] < t1 ? pcs_boundary(times, nev, pb->t1[ids[i]]) : -1;
+		first = (uint32_t)(b->ev_start[i] + 1);
+		last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
+		for (uint32_t s = first; s <= last; s++) {
+			b->sec_first[s + 1]++;
+			b->unk[s] += pb->size[ids[i]];
+			if (pb->size[ids[i]] > b->largest[s])
+				b->largest[s] = pb->size[ids[i]];
+		}
+		live += last - first + 1;
+		for (int k = 0; k < 2; k++) {
+			int32_t e = k ? b->ev_end[i] : b->ev_start[i];
+
+			if (e < 0)
+				continue;
+			b->ev_first[e + 1]++;
+			b->nunk[e]++;
+			if (k)
+				b->neg[e] -= (int64_t)pb->size[ids[i]];
+			else
+				b->pos[e] += (int64_t)pb->size[ids[i]];
+		}
+	}
+	for (uint32_t s = 0; s <= nev; s++) {
+		b->sec_first[s + 1] += b->sec_first[s];
+		b->ev_first[s + 1] += b->ev_first[s];
+	}
+	b->sec_item = malloc((live + 1) * sizeof(*b->sec_item));
+	if (!b->sec_item)
+		return SKS_NOMEM;
+	/* Each section's list filled from its start; nunk-style cursors in queue. */
+	memcpy(b->queue, b->sec_first, (nev + 1) * sizeof(*b->queue));
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
+
+		for (uint32_t s = (uint32_t)(b->ev_start[i] + 1); s <= last; s++)
+			b->sec_item[b->queue[s]++] = i;
+	}
+	memcpy(b->queue, b->ev_first, (nev + 1) * sizeof(*b->queue));
+	for (uint32_t i = 0; i < m; i++) {
+		if (b->ev_start[i] >= 0)
+			b->ev_item[b->queue[b->ev_start[i]]++] = i;
+		if (b->ev_end[i] >= 0)
+			b->ev_item[b->queue[b->ev_end[i]]++] = i;
+	}
+	return SKS_FOUND;
+}
+
+/*
+ * The strip of one buffer in the slab @ids (@m buffers, span [@t0, @t1),
+ * no time cut, none live over the whole span), for each cut in time it
+ * may have; the first choice whose two sides tile wins.
+ */
+static int pcs_band(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_t width,
+		    uint64_t base, uint32_t t0, uint32_t t1)
+{
+	const struct sks_problem *pb = c->pb;
+	struct pcs_band *b = calloc(1, sizeof(*b));
+	uint32_t *times = malloc(2 * m * sizeof(*times)), c0 = UINT32_MAX;
+	int r = SKS_NOMEM;
+
+	if (!b || !times)
+		goto out;
+	b->c = c;
+	r = pcs_band_init(b, ids, m, t0, t1, times);
+	if (r != SKS_FOUND)
+		goto out;
+	for (uint32_t i = 0; i < m; i++)
+		if (pb->t0[ids[i]] == t0 &&
+		    (c0 == UINT32_MAX || pb->size[ids[i]] > pb->size[ids[c0]]))
+			c0 = i;
+	r = SKS_INFEASIBLE;
+	for (uint32_t e = 0; e < b->nev && r == SKS_INFEASIBLE; e++) {
+		uint32_t cut = times[e];
+
+		if (cut < pb->t1[ids[c0]])
+			continue;
+		r = pcs_tick(c);
+		if (r != SKS_INFEASIBLE)
+			break;
+		pcs_undo(b, 0);
+		pcs_set(b, c0, 1);
+		for (uint32_t i = 0; i < m; i++)
+			if (pb->t0[ids[i]] < cut && pb->t1[ids[i]] > cut)
+				pcs_set(b, i, 0);
+		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
+		if (c->late)
+			r = SKS_TIMEOUT;
+	}
+out:
+	if (b)
+		pcs_band_free(b);
+	free(times);
+	return r;
+}
+
+static int pcs_cmp_first(const void *pa, const void *pb, void *arg)
+{
+	const uint32_t *t0 = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	if (t0[a] != t0[b])
+		return t0[a] < t0[b] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Tiles @ids (@m buffers, reordered) from @base up in exactly @width, their
+ * live total in every section of their span. Returns SKS_FOUND,
+ * SKS_INFEASIBLE (no guillotine plan), SKS_TIMEOUT or SKS_NOMEM.
+ */
+static int pcs_solve(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+		     uint64_t base)
+{
+	const struct sks_problem *pb = c->pb;
+	uint32_t span[2], k, start, cut;
+	uint64_t bottom;
+	int r = pcs_tick(c);
+
+	if (r != SKS_INFEASIBLE)
+		return r;
+	/* Buffers live over the whole span, at the bottom. */
+	k = (uint32_t)vnpu_plan_span_bottom(pb, ids, m, base, c->off, span, &bottom);
+	if (bottom > width)
+		return SKS_INFEASIBLE;
+	ids += k;
+	m -= k;
+	if (!m)
+		return bottom == width ? SKS_FOUND : SKS_INFEASIBLE;
+	qsort_r(ids, m, sizeof(*ids), pcs_cmp_first, (void *)pb->t0);
+	for (start = 0; start < m; start = cut) {
+		cut = (uint32_t)vnpu_plan_time_piece(pb, ids, start, m);
+		if (!start && cut == m)
+			return pcs_band(c, ids, m, width - bottom, base + bottom, span[0], span[1]);
+		r = pcs_solve(c, ids + start, cut - start, width - bottom, base + bottom);
+		if (r != SKS_FOUND)
+			return r;
+	}
+	return SKS_FOUND;
+}
+
+int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, uint64_t *off,
+	    uint64_t *nodes)
+{
+	struct pcs c = { .pb = pb, .off = off, .deadline = deadline, .nodes = nodes };
+	uint32_t *ids = NULL;
+	uint64_t unit;
+	int r = SKS_INFEASIBLE;
+
+	/* Offsets are sums of sizes: aligned if every alignment divides them. */
+	if (!pb->n || pb->n > UINT32_MAX || !vnpu_plan_perfect(pb, target, &unit))
+		return SKS_INFEASIBLE;
+	if (vnpu_plan_cpu_ns() > deadline)
+		return SKS_TIMEOUT;
+	ids = malloc(pb->n * sizeof(*ids));
+	if (!ids)
+		return SKS_NOMEM;
+	for (uint64_t run = 1;; run++) {
+		for (size_t i = 0; i < pb->n; i++)
+			ids[i] = (uint32_t)i;
+		c.count = 0;
+		c.limit = PCS_RESTART_NODES * vnpu_plan_luby(run);
+		/* The first run breaks ties by the rules, later ones at random. */
+		c.rng = run > 1 ? vnpu_plan_mix64(run) | 1 : 0;
+		r = pcs_solve(&c, ids, (uint32_t)pb->n, target, 0);
+		if (r != SKS_TIMEOUT || c.late || vnpu_plan_cpu_ns() > deadline)
+			break;
+	}
+	free(ids);
+	return c.late ? SKS_TIMEOUT : r;
+}
