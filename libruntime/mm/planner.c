@@ -110,7 +110,12 @@
 /*
  * Budget share of the cut search (planner_cuts.c), first of all on a
  * target without slack, of the default budget at most (not on a piece:
- * the band decomposition's pieces need not split by cuts).
+ * the band decomposition's pieces need not split by cuts). It tiles in
+ * milliseconds what it tiles (guillotine packings of 700 buffers, seeds
+ * 21 and 22, in 3 and 4 ms, which nothing else tiled in 8 s) or thrashes;
+ * with a quarter, seeds 1 to 100 of 700: 98 at the optimum instead of 95.
+ * Above PLAN_SEARCH_MAX buffers its section rows cost too much (a
+ * decision costs its lifetime in sections) and it does not run.
  */
 #define PLAN_CUTS_SHARE 4
 #define PLAN_BANDS_SHARE 2
@@ -2077,11 +2082,11 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
 		tight = p.sec_total[s] == target;
 	/*
-	 * The forced merges first, on half of the budget, then the band
-	 * decomposition on half of what is left: each returns at once when
-	 * nothing merges or splits, and else plans its pieces within its
-	 * share; what they leave above the target, the searches below may
-	 * still beat.
+	 * The cut search first (PLAN_CUTS_SHARE); then the forced merges, on
+	 * half of the budget, then the band decomposition on half of what is
+	 * left: each returns at once when nothing merges or splits, and else
+	 * plans its pieces within its share; what they leave above the
+	 * target, the searches below may still beat.
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
