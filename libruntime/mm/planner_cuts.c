@@ -504,7 +504,7 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->sec_item = malloc((live + 1) * sizeof(*b->sec_item));
 	if (!b->sec_item)
 		return SKS_NOMEM;
-	/* Each section's list filled from its start; nunk-style cursors in queue. */
+	/* The lists filled from their starts, the queue (unused yet) as cursors. */
 	memcpy(b->queue, b->sec_first, (nev + 1) * sizeof(*b->queue));
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
