@@ -30,11 +30,13 @@
  *   balance is still off, and one of its buffers that can mend it: in,
  *   then out.
  *
- * A choice that balances everywhere is a set of strips; it and the rest
- * are solved in turn, each in its own width, and a failure of either
- * takes the search on to the next choice (a balanced set need not tile:
- * sums can coincide). Heavy tails are cut by restarts (Luby, in units of
- * PCS_RESTART_NODES nodes) that break ties at random.
+ * A choice that balances everywhere is taken for a set of strips; it and
+ * the rest are solved in turn, each in its own width, and a failure of
+ * either takes the search on to the next choice (a balanced set need not
+ * tile: sums can coincide, and near misses of a strip, small buffers of
+ * other strips standing in for some of its own, are common). Heavy tails
+ * are cut by restarts (Luby, in units of PCS_RESTART_NODES nodes) that
+ * break ties at random.
  *
  * The search covers guillotine plans only; a perfect packing that is not
  * guillotine anywhere (five buffers in a pinwheel) gives SKS_INFEASIBLE.
