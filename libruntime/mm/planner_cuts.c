@@ -256,6 +256,9 @@ static int pcs_sections(struct pcs_band *b)
 	if (low > high || !high)
 		return -1;
 	for (uint32_t s = 0; s <= b->nev; s++) {
+		/* Decisions in earlier sections may have closed this one's range. */
+		if (b->in[s] + b->unk[s] < low || b->in[s] > high)
+			return -1;
 		/* No buffer of the section is large enough to be decided. */
 		if (b->in[s] + b->unk[s] - low >= b->largest[s] && high - b->in[s] >= b->largest[s])
 			continue;
@@ -389,20 +392,12 @@ static int pcs_cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The boundary at @t: its index in @times (sorted, @n of them). */
+/* The boundary at @t, one of @times (sorted, @n of them): its index. */
 static int32_t pcs_boundary(const uint32_t *times, uint32_t n, uint32_t t)
 {
-	uint32_t lo = 0, hi = n;
+	const uint32_t *at = bsearch(&t, times, n, sizeof(*times), pcs_cmp_u32);
 
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-
-		if (times[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int32_t)lo;
+	return (int32_t)(at - times);
 }
 
 static void pcs_band_free(struct pcs_band *b)

@@ -722,6 +722,16 @@ static const struct vnpu_plan_buffer staggered_pairs[] = {
 	{ .size = 6, .first = 6, .last = 8 },
 };
 
+/*
+ * A pinwheel: five buffers that tile 3 x 3 with no cut through the whole
+ * piece, in time or in space; a perfect packing with no guillotine plan.
+ */
+static const struct vnpu_plan_buffer pinwheel[] = {
+	{ .size = 1, .first = 0, .last = 2 }, { .size = 2, .first = 2, .last = 3 },
+	{ .size = 1, .first = 1, .last = 3 }, { .size = 2, .first = 0, .last = 1 },
+	{ .size = 1, .first = 1, .last = 2 },
+};
+
 /* sweep_at_lower_bound() on @family's instance of @n buffers for @seed. */
 static int sweep_generated(struct __test_metadata *_metadata, unsigned int family, size_t n,
 			   uint64_t seed, int kind)
@@ -1028,26 +1038,22 @@ TEST(strip_search_tiles_guillotine_packings)
 TEST(strip_search_refuses_what_is_not_guillotine)
 {
 	/*
-	 * A pinwheel: five buffers that tile 3 x 3 with no cut through the
-	 * whole piece, in time or in space. At each of its two inner
-	 * boundaries the buffers meeting there balance only all together,
-	 * so nothing splits into strips: refused at once. Then the bounds:
+	 * The pinwheel: at each of its two inner boundaries the buffers
+	 * meeting there balance only all together, so nothing splits into
+	 * strips: refused at once. Then the bounds:
 	 * a target other than the live total in every section, or an
 	 * alignment that does not divide every size, is refused with
 	 * nothing visited and the offsets untouched; a deadline already
 	 * past stops the search at its first strip search (26 pieces, the
 	 * buffers spanning a piece and the time cuts, come before it).
 	 */
-	struct vnpu_plan_buffer pin[] = {
-		{ .size = 1, .first = 0, .last = 2 }, { .size = 2, .first = 2, .last = 3 },
-		{ .size = 1, .first = 1, .last = 3 }, { .size = 2, .first = 0, .last = 1 },
-		{ .size = 1, .first = 1, .last = 2 },
-	};
+	struct vnpu_plan_buffer pin[N(pinwheel)];
 	size_t count = 0;
 	uint64_t opt = 0, nodes = 0, arena = 0;
 	struct vnpu_plan_buffer *b;
 	struct sections x;
 
+	memcpy(pin, pinwheel, sizeof(pin));
 	ASSERT_EQ(0, sections_init(&x, pin, N(pin)));
 	EXPECT_EQ(SKS_INFEASIBLE, sts_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
 	EXPECT_EQ(1, nodes);
@@ -1101,15 +1107,10 @@ TEST(cut_search_refuses_what_is_not_guillotine)
 	 * is refused with nothing visited and the offsets untouched; so is a
 	 * deadline already past (SKS_TIMEOUT).
 	 */
-	struct vnpu_plan_buffer pin[] = {
-		{ .size = 1, .first = 0, .last = 2 }, { .size = 2, .first = 2, .last = 3 },
-		{ .size = 1, .first = 1, .last = 3 }, { .size = 2, .first = 0, .last = 1 },
-		{ .size = 1, .first = 1, .last = 2 },
-	};
 	uint64_t nodes = 0;
 	struct sections x;
 
-	ASSERT_EQ(0, sections_init(&x, pin, N(pin)));
+	ASSERT_EQ(0, sections_init(&x, pinwheel, N(pinwheel)));
 	EXPECT_EQ(SKS_INFEASIBLE, pcs_run(&x.pb, x.lb, UINT64_MAX, x.off, &nodes));
 	EXPECT_LT(0, nodes);
 	EXPECT_GE(16, nodes);
