@@ -257,13 +257,11 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
  */
 static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, uint64_t *height)
 {
-	const struct sks_problem *pb = d->pb;
-	struct vnpu_plan_options opts = { .strategy = VNPU_PLAN_BEST };
-	struct vnpu_plan_stats stats;
 	uint64_t now = vnpu_plan_cpu_ns();
+	unsigned int ms = 0;
 
 	/* Nothing split: the caller's searches see the same instance. */
-	if (m == pb->n)
+	if (m == d->pb->n)
 		return SKS_INFEASIBLE;
 	/*
 	 * Past the deadline, pieces still get a plan (1 ms of search after
@@ -271,24 +269,10 @@ static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, u
 	 * have used up the count.
 	 */
 	if (now < d->deadline)
-		opts.time_limit_ms = (unsigned int)((d->deadline - now) / 1000000u *
-						    (m < d->left ? m : 1) /
-						    (m < d->left ? d->left : 1));
-	if (!opts.time_limit_ms)
-		opts.time_limit_ms = 1;
-	for (size_t i = 0; i < m; i++)
-		d->sub[i] = (struct vnpu_plan_buffer){ .size = pb->size[ids[i]],
-						       .alignment = pb->align[ids[i]],
-						       .first = pb->t0[ids[i]],
-						       .last = pb->t1[ids[i]] };
-	if (vnpu_plan_piece(d->sub, m, &opts, &stats))
-		return SKS_NOMEM;
-	*d->nodes += stats.search_nodes;
+		ms = (unsigned int)((d->deadline - now) / 1000000u * (m < d->left ? m : 1) /
+				    (m < d->left ? d->left : 1));
 	d->left -= m < d->left ? m : d->left - 1;
-	for (size_t i = 0; i < m; i++)
-		d->off[ids[i]] = base + d->sub[i].offset;
-	*height = stats.arena_size;
-	return SKS_FOUND;
+	return vnpu_plan_leaf(d->pb, ids, m, base, ms, d->sub, d->off, d->nodes, height);
 }
 
 

@@ -40,16 +40,34 @@
  *
  * The search covers guillotine plans only; a perfect packing that is not
  * guillotine anywhere (five buffers in a pinwheel) gives SKS_INFEASIBLE.
+ *
+ * pcs_commit_run() walks the same cuts but commits: each slab takes the
+ * first balanced set found for its strip (within PCS_COMMIT_NODES nodes
+ * per buffer, with restarts) and both sides are planned the same way,
+ * whether or not they tile. A near miss then costs what its sides' plans
+ * lose instead of a search that backtracks over it, and most first sets
+ * are strips (or near misses whose loss stays small): the plan is valid
+ * at any rate, at the target when every set tiled. A slab whose strip is
+ * not found (none exists: a near miss above it; or not in time) is
+ * planned by the planner itself (vnpu_plan_leaf()) on a share of the time
+ * left in proportion to its buffers. While a slab's plan is above its
+ * width, other strips are tried (PCS_COMMIT_TRIES, ties at random) within
+ * the slab's share of the stage's time, and the lowest plan is kept.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "planner_search.h"
+#include "vnpu.h"
 
 /* Most unknown buffers at a boundary whose balancing subsets are listed. */
 #define PCS_ENUM_MAX 10
 /* Nodes of the first restart; later ones take Luby multiples of it. */
 #define PCS_RESTART_NODES 1000u
+/* The committed decomposition: nodes per buffer to find a slab's strip. */
+#define PCS_COMMIT_NODES 20u
+/* and strips tried per slab while its plan is above its width. */
+#define PCS_COMMIT_TRIES 3u
 
 struct pcs {
 	const struct sks_problem *pb;
@@ -59,6 +77,10 @@ struct pcs {
 	uint64_t work;		/* decisions made, to read the clock by */
 	int late;		/* past the deadline: every search unwinds */
 	uint64_t rng;		/* tie-breaking state, 0 for none */
+	int commit;		/* pcs_commit_run(): the first balanced set is taken */
+	uint64_t begin;		/* CPU time at which pcs_commit_run() started */
+	uint64_t height;	/* the top of the last committed split above its base */
+	struct vnpu_plan_buffer *sub;	/* scratch of vnpu_plan_leaf() */
 };
 
 /*
@@ -86,6 +108,8 @@ struct pcs_band {
 
 static int pcs_solve(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 		     uint64_t base);
+static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+		      uint64_t base, uint64_t *height);
 
 static uint32_t pcs_rand(struct pcs *c, uint32_t below)
 {
@@ -326,7 +350,16 @@ static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t
 		if (b->val[i] != 1)
 			ids[k++] = b->ids[i];
 	r = SKS_INFEASIBLE;
-	if (nin < b->m && w < width) {
+	if (nin < b->m && w < width && b->c->commit) {
+		/* Committed: each side gets a plan, perfect or not (pcs_commit()). */
+		uint64_t below = 0, above = 0;
+
+		r = pcs_commit(b->c, ids, nin, w, base, &below);
+		if (r == SKS_FOUND)
+			r = pcs_commit(b->c, ids + nin, b->m - nin, width - w, base + below,
+				       &above);
+		b->c->height = below + above;
+	} else if (nin < b->m && w < width) {
 		r = pcs_solve(b->c, ids, nin, w, base);
 		if (r == SKS_FOUND)
 			r = pcs_solve(b->c, ids + nin, b->m - nin, width - w, base + w);
@@ -376,6 +409,9 @@ static int pcs_dfs(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t
 
 		pcs_set(b, b->ev_item[pick], v);
 		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
+		/* A plan found is whole even if the deadline passed meanwhile. */
+		if (r == SKS_FOUND || r == SKS_NOMEM)
+			return r;
 		if (b->c->late)
 			return SKS_TIMEOUT;
 		if (r != SKS_INFEASIBLE)
@@ -557,7 +593,7 @@ static int pcs_band(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_t wid
 			if (pb->t0[ids[i]] < cut && pb->t1[ids[i]] > cut)
 				pcs_set(b, i, 0);
 		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
-		if (c->late)
+		if (c->late && r == SKS_INFEASIBLE)
 			r = SKS_TIMEOUT;
 	}
 out:
@@ -640,5 +676,150 @@ int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 			break;
 	}
 	free(ids);
-	return c.late ? SKS_TIMEOUT : r;
+	return c.late && r == SKS_INFEASIBLE ? SKS_TIMEOUT : r;
+}
+
+/*
+ * One strip of the slab @ids found (its first balanced set) and committed
+ * to, on try @attempt: SKS_FOUND with c->height the plan's top, or
+ * SKS_INFEASIBLE (none exists), SKS_TIMEOUT (none found within
+ * PCS_COMMIT_NODES per buffer or the deadline) or SKS_NOMEM.
+ */
+static int pcs_commit_strip(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_t width,
+			    uint64_t base, const uint32_t span[2], uint32_t attempt)
+{
+	uint64_t spent = 0, most = (uint64_t)PCS_COMMIT_NODES * m;
+	int r = SKS_TIMEOUT;
+
+	for (uint64_t run = 1; spent < most && !c->late; run++) {
+		c->count = 0;
+		c->limit = PCS_RESTART_NODES * vnpu_plan_luby(run);
+		if (c->limit > most - spent)
+			c->limit = most - spent;
+		/* The first run of the first try by the rules, the others at random. */
+		c->rng = run > 1 || attempt ?
+			 vnpu_plan_mix64(run + ((uint64_t)attempt << 32)) | 1 : 0;
+		r = pcs_band(c, ids, m, width, base, span[0], span[1]);
+		spent += c->count;
+		if (r != SKS_TIMEOUT)
+			break;
+	}
+	return r;
+}
+
+/*
+ * Plans @ids (@m buffers, reordered) from @base up, their live total @width
+ * in every section of their span, as pcs_solve() does, but taking the
+ * first balanced set found for a strip instead of searching on when the
+ * two sides fail to tile: a wrong set costs what its sides' plans lose,
+ * not the search. A slab whose strip is not found is planned by
+ * vnpu_plan_leaf() on a share of the time left. *@height is the plan's
+ * top above @base, @width when it is perfect. Returns SKS_FOUND or
+ * SKS_NOMEM.
+ */
+static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+		      uint64_t base, uint64_t *height)
+{
+	const struct sks_problem *pb = c->pb;
+	uint64_t bottom, top = UINT64_MAX, *kept, begin;
+	uint32_t span[2], k, start, cut;
+	int r = SKS_FOUND;
+
+	(*c->nodes)++;
+	k = (uint32_t)vnpu_plan_span_bottom(pb, ids, m, base, c->off, span, &bottom);
+	ids += k;
+	m -= k;
+	*height = bottom;
+	if (!m)
+		return SKS_FOUND;
+	width = width > bottom ? width - bottom : 0;
+	base += bottom;
+	qsort_r(ids, m, sizeof(*ids), pcs_cmp_first, (void *)pb->t0);
+	if (vnpu_plan_time_piece(pb, ids, 0, m) < m) {
+		top = 0;
+		for (start = 0; start < m && r == SKS_FOUND; start = cut) {
+			uint64_t h = 0;
+
+			cut = (uint32_t)vnpu_plan_time_piece(pb, ids, start, m);
+			r = pcs_commit(c, ids + start, cut - start, width, base, &h);
+			if (h > top)
+				top = h;
+		}
+		*height = bottom + top;
+		return r;
+	}
+	kept = malloc(m * sizeof(*kept));
+	if (!kept)
+		return SKS_NOMEM;
+	begin = vnpu_plan_cpu_ns();
+	/* Another try only while the plan is above the width and time is left. */
+	for (uint32_t attempt = 0; attempt < PCS_COMMIT_TRIES && top > width; attempt++) {
+		uint64_t h, now = vnpu_plan_cpu_ns();
+
+		/* Tries after the first within the slab's share of the stage's time. */
+		if (attempt && (now > c->deadline ||
+				(now - begin) * pb->n > (c->deadline - c->begin) * m))
+			break;
+		r = c->late ? SKS_TIMEOUT : pcs_commit_strip(c, ids, m, width, base, span, attempt);
+		/* Nothing split: the caller's searches see the same instance. */
+		if (r != SKS_FOUND && m == pb->n && top == UINT64_MAX) {
+			free(kept);
+			return SKS_INFEASIBLE;
+		}
+		if (r == SKS_FOUND) {
+			h = c->height;
+		} else if (r != SKS_NOMEM) {
+			/* A share of the time left in proportion to the buffers. */
+			unsigned int ms = now < c->deadline ?
+					  (unsigned int)((c->deadline - now) / 1000000u * m /
+							 pb->n) : 0;
+			int none = r == SKS_INFEASIBLE;
+
+			r = vnpu_plan_leaf(pb, ids, m, base, ms, c->sub, c->off, c->nodes, &h);
+			/* No strip exists: another try would find none either. */
+			if (none)
+				attempt = PCS_COMMIT_TRIES;
+		}
+		if (r == SKS_NOMEM)
+			break;
+		if (h < top) {
+			top = h;
+			for (uint32_t i = 0; i < m; i++)
+				kept[i] = c->off[ids[i]];
+		}
+	}
+	if (r != SKS_NOMEM) {
+		for (uint32_t i = 0; i < m; i++)
+			c->off[ids[i]] = kept[i];
+		r = SKS_FOUND;
+	}
+	free(kept);
+	*height = bottom + top;
+	return r;
+}
+
+int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes)
+{
+	struct pcs c = { .pb = pb, .off = off, .deadline = deadline, .nodes = nodes,
+			 .commit = 1 };
+	uint32_t *ids = NULL;
+	uint64_t unit, height;
+	int r = SKS_NOMEM;
+
+	if (!pb->n || pb->n > UINT32_MAX || !vnpu_plan_perfect(pb, target, &unit))
+		return SKS_INFEASIBLE;
+	c.begin = vnpu_plan_cpu_ns();
+	if (c.begin > deadline)
+		return SKS_TIMEOUT;
+	ids = malloc(pb->n * sizeof(*ids));
+	c.sub = malloc(pb->n * sizeof(*c.sub));
+	if (ids && c.sub) {
+		for (size_t i = 0; i < pb->n; i++)
+			ids[i] = (uint32_t)i;
+		r = pcs_commit(&c, ids, (uint32_t)pb->n, target, 0, &height);
+	}
+	free(ids);
+	free(c.sub);
+	return r;
 }

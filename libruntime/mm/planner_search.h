@@ -117,6 +117,29 @@ int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	    uint64_t *nodes);
 
 /**
+ * pcs_commit_run() - plan a perfect packing by committed guillotine cuts
+ * @pb: the instance
+ * @target: its live total, the same in every section
+ * @deadline: thread CPU time (ns) after which strips are no longer looked for
+ * @off: out, the offsets
+ * @nodes: in/out, nodes visited are added
+ *
+ * The cuts of pcs_run(), but each slab takes the first balanced set found
+ * for a strip and plans both sides so, recursively (planner_cuts.c): a
+ * set that does not tile costs what its sides' plans lose. A slab whose
+ * strip is not found in time is planned by vnpu_plan_leaf(); up to three
+ * strips are tried per slab while its plan is above its width and time is
+ * left. Return: SKS_FOUND (a plan, at @target or above it),
+ * SKS_INFEASIBLE (@target is not the live total in every section or an
+ * alignment does not divide every size: nothing visited; or nothing
+ * splits, no strip found for the whole instance; @off untouched either
+ * way), SKS_TIMEOUT (@deadline passed before it began: nothing visited,
+ * @off untouched) or SKS_NOMEM.
+ */
+int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes);
+
+/**
  * pbd_run() - plan a perfect packing by splitting it
  * @pb: the instance
  * @target: its live total, the same in every section
@@ -260,6 +283,18 @@ struct vnpu_plan_stats;
  */
 int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_plan_options *opts,
 		    struct vnpu_plan_stats *stats);
+
+/*
+ * A piece no split reaches, @ids (@m buffers of @pb): planned by the
+ * planner itself (vnpu_plan_piece()) with @time_ms ms of search (at least
+ * 1), through the scratch @sub (@m entries), and placed in @off from @base
+ * up; *@height is the top of its plan above @base, its live total when
+ * perfect. The piece's search nodes are added to @nodes. Returns
+ * SKS_FOUND or SKS_NOMEM.
+ */
+int vnpu_plan_leaf(const struct sks_problem *pb, const uint32_t *ids, size_t m, uint64_t base,
+		   unsigned int time_ms, struct vnpu_plan_buffer *sub, uint64_t *off,
+		   uint64_t *nodes, uint64_t *height);
 
 /*
  * CPU time of the calling thread, in ns: read at most every 100 us of wall
