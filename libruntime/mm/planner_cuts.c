@@ -97,8 +97,9 @@ struct pcs_band {
 	int64_t *imb, *pos, *neg;	/* per boundary: net of the ins; unknown +/- nets */
 	uint32_t *nunk;			/* per boundary: unknown buffers */
 	uint64_t *in, *unk;		/* per section: live sizes in, unknown */
-	uint64_t *largest;		/* per section: its largest buffer */
-	uint32_t *sec_first, *sec_item;	/* the buffers live in each section */
+	uint32_t *sec_first, *sec_item;	/* the buffers live in each section, largest first */
+	uint8_t *sec_dirty;		/* per section: in or unknown moved since its last check */
+	uint64_t low, high;		/* the width's range at the last check of the sections */
 	int8_t *val;			/* per buffer: -1 unknown, 0 out, 1 in */
 	uint32_t *trail, ntrail;	/* decided buffers, in order */
 	uint32_t *queue, nq;		/* boundaries to check */
@@ -173,6 +174,7 @@ static void pcs_account(struct pcs_band *b, uint32_t i, int v, int undo)
 			pcs_queue(b, e);
 	}
 	for (uint32_t s = (uint32_t)(b->ev_start[i] + 1); s <= last; s++) {
+		b->sec_dirty[s] = 1;
 		if (undo) {
 			b->unk[s] += size;
 			b->in[s] -= v ? size : 0;
@@ -217,24 +219,28 @@ static int pcs_event(struct pcs_band *b, uint32_t e)
 	if (!b->nunk[e])
 		return need == 0;
 	if (b->nunk[e] > PCS_ENUM_MAX) {
-		/* Bounds: one decision at a time, as it moves need and the sums. */
+		/*
+		 * Bounds: a decision moves need and the sums, read again; one
+		 * the buffers before it now allow comes when the boundary,
+		 * queued again by it, is next checked.
+		 */
 		for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++) {
 			uint32_t i = b->ev_item[j];
 			int64_t x;
 
 			if (b->val[i] >= 0)
 				continue;
+			need = -b->imb[e];
+			if (need < b->neg[e] || need > b->pos[e])
+				return 0;
 			x = pcs_net(b, i, (int32_t)e);
-			if ((x > 0 && need > b->pos[e] - x) || (x < 0 && need < b->neg[e] - x)) {
+			if ((x > 0 && need > b->pos[e] - x) || (x < 0 && need < b->neg[e] - x))
 				pcs_set(b, i, 1);
-				return 1;
-			}
-			if ((x > 0 && need < b->neg[e] + x) || (x < 0 && need > b->pos[e] + x)) {
+			else if ((x > 0 && need < b->neg[e] + x) || (x < 0 && need > b->pos[e] + x))
 				pcs_set(b, i, 0);
-				return 1;
-			}
 		}
-		return 1;
+		need = -b->imb[e];
+		return need >= b->neg[e] && need <= b->pos[e];
 	}
 	for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++)
 		if (b->val[b->ev_item[j]] < 0) {
@@ -269,7 +275,7 @@ static int pcs_event(struct pcs_band *b, uint32_t e)
 static int pcs_sections(struct pcs_band *b)
 {
 	uint64_t low = 0, high = UINT64_MAX;
-	int decided = 0;
+	int decided = 0, all;
 
 	for (uint32_t s = 0; s <= b->nev; s++) {
 		if (b->in[s] > low)
@@ -279,32 +285,44 @@ static int pcs_sections(struct pcs_band *b)
 	}
 	if (low > high || !high)
 		return -1;
+	/* A section is checked again when it or the width's range moved. */
+	all = low != b->low || high != b->high;
+	b->low = low;
+	b->high = high;
 	for (uint32_t s = 0; s <= b->nev; s++) {
 		/* Decisions in earlier sections may have closed this one's range. */
 		if (b->in[s] + b->unk[s] < low || b->in[s] > high)
-			return -1;
-		/* No buffer of the section is large enough to be decided. */
-		if (b->in[s] + b->unk[s] - low >= b->largest[s] && high - b->in[s] >= b->largest[s])
+			goto closed;
+		if (!all && !b->sec_dirty[s])
 			continue;
+		b->sec_dirty[s] = 0;
 		for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++) {
 			uint32_t i = b->sec_item[j];
 			uint64_t size = b->c->pb->size[b->ids[i]];
+			/* The ranges narrow as buffers are decided: read them again. */
+			uint64_t below = b->in[s] + b->unk[s] - low, above = high - b->in[s];
 
+			if (b->in[s] + b->unk[s] < low || b->in[s] > high)
+				goto closed;
+			/* Largest first: none of the rest is large enough to be decided. */
+			if (size <= below && size <= above)
+				break;
 			if (b->val[i] >= 0)
 				continue;
-			/* The ranges narrow as buffers are decided: read them again. */
-			if (b->in[s] + b->unk[s] < low || b->in[s] > high)
-				return -1;
-			if (size > b->in[s] + b->unk[s] - low) {
+			if (size > below) {
 				pcs_set(b, i, 1);
 				decided = 1;
-			} else if (size > high - b->in[s]) {
+			} else {
 				pcs_set(b, i, 0);
 				decided = 1;
 			}
 		}
 	}
 	return decided;
+closed:
+	/* The sections after this one were not checked: all of them next time. */
+	b->high = 0;
+	return -1;
 }
 
 /* Both kinds of row to their fixed point; 0 on a contradiction. */
@@ -428,6 +446,16 @@ static int pcs_cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Buffers of a slab by size, largest first. */
+static int pcs_cmp_larger(const void *pa, const void *pb, void *arg)
+{
+	const struct pcs_band *b = arg;
+	uint64_t x = b->c->pb->size[b->ids[*(const uint32_t *)pa]];
+	uint64_t y = b->c->pb->size[b->ids[*(const uint32_t *)pb]];
+
+	return x > y ? -1 : x < y;
+}
+
 /* The boundary at @t, one of @times (sorted, @n of them): its index. */
 static int32_t pcs_boundary(const uint32_t *times, uint32_t n, uint32_t t)
 {
@@ -448,9 +476,9 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->nunk);
 	free(b->in);
 	free(b->unk);
-	free(b->largest);
 	free(b->sec_first);
 	free(b->sec_item);
+	free(b->sec_dirty);
 	free(b->val);
 	free(b->trail);
 	free(b->queue);
@@ -491,14 +519,14 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->nunk = calloc(nev + 1, sizeof(*b->nunk));
 	b->in = calloc(nev + 1, sizeof(*b->in));
 	b->unk = calloc(nev + 1, sizeof(*b->unk));
-	b->largest = calloc(nev + 1, sizeof(*b->largest));
 	b->sec_first = calloc(nev + 2, sizeof(*b->sec_first));
+	b->sec_dirty = calloc(nev + 1, 1);
 	b->val = malloc(m);
 	b->trail = malloc(m * sizeof(*b->trail));
 	b->queue = malloc((nev + 1) * sizeof(*b->queue));
 	b->queued = calloc(nev + 1, 1);
 	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->imb || !b->pos ||
-	    !b->neg || !b->nunk || !b->in || !b->unk || !b->largest || !b->sec_first ||
+	    !b->neg || !b->nunk || !b->in || !b->unk || !b->sec_first || !b->sec_dirty ||
 	    !b->val || !b->trail || !b->queue || !b->queued)
 		return SKS_NOMEM;
 	memset(b->val, -1, m);
@@ -513,8 +541,6 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 		for (uint32_t s = first; s <= last; s++) {
 			b->sec_first[s + 1]++;
 			b->unk[s] += pb->size[ids[i]];
-			if (pb->size[ids[i]] > b->largest[s])
-				b->largest[s] = pb->size[ids[i]];
 		}
 		live += last - first + 1;
 		for (int k = 0; k < 2; k++) {
@@ -537,10 +563,16 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->sec_item = malloc((live + 1) * sizeof(*b->sec_item));
 	if (!b->sec_item)
 		return SKS_NOMEM;
-	/* The lists filled from their starts, the queue (unused yet) as cursors. */
+	/*
+	 * The lists filled from their starts, the queue (unused yet) as
+	 * cursors, the buffers taken largest first (the trail as scratch).
+	 */
+	for (uint32_t i = 0; i < m; i++)
+		b->trail[i] = i;
+	qsort_r(b->trail, m, sizeof(*b->trail), pcs_cmp_larger, b);
 	memcpy(b->queue, b->sec_first, (nev + 1) * sizeof(*b->queue));
-	for (uint32_t i = 0; i < m; i++) {
-		uint32_t last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
+	for (uint32_t k = 0; k < m; k++) {
+		uint32_t i = b->trail[k], last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
 
 		for (uint32_t s = (uint32_t)(b->ev_start[i] + 1); s <= last; s++)
 			b->sec_item[b->queue[s]++] = i;
@@ -713,9 +745,11 @@ static int pcs_commit_strip(struct pcs *c, const uint32_t *ids, uint32_t m, uint
  * first balanced set found for a strip instead of searching on when the
  * two sides fail to tile: a wrong set costs what its sides' plans lose,
  * not the search. A slab whose strip is not found is planned by
- * vnpu_plan_leaf() on a share of the time left. *@height is the plan's
- * top above @base, @width when it is perfect. Returns SKS_FOUND or
- * SKS_NOMEM.
+ * vnpu_plan_leaf() on a share of the time left, unless it is the whole
+ * instance. *@height is the plan's top above @base, @width when it is
+ * perfect. Returns SKS_FOUND, SKS_INFEASIBLE (no strip found for the
+ * whole instance, which has neither cut in time nor a buffer under it
+ * all: the offsets untouched) or SKS_NOMEM.
  */
 static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 		      uint64_t base, uint64_t *height)
@@ -761,10 +795,14 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 				(now - begin) * pb->n > (c->deadline - c->begin) * m))
 			break;
 		r = c->late ? SKS_TIMEOUT : pcs_commit_strip(c, ids, m, width, base, span, attempt);
-		/* Nothing split: the caller's searches see the same instance. */
-		if (r != SKS_FOUND && m == pb->n && top == UINT64_MAX) {
-			free(kept);
-			return SKS_INFEASIBLE;
+		/*
+		 * The whole instance is not planned as a leaf: the caller's
+		 * searches see it anyway. Another try, while time is left.
+		 */
+		if (r != SKS_FOUND && r != SKS_NOMEM && m == pb->n) {
+			if (r == SKS_TIMEOUT && !c->late)
+				continue;
+			break;
 		}
 		if (r == SKS_FOUND) {
 			h = c->height;
@@ -788,7 +826,10 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 				kept[i] = c->off[ids[i]];
 		}
 	}
-	if (r != SKS_NOMEM) {
+	if (r != SKS_NOMEM && top == UINT64_MAX) {
+		/* Nothing split, no strip found: the offsets untouched. */
+		r = SKS_INFEASIBLE;
+	} else if (r != SKS_NOMEM) {
 		for (uint32_t i = 0; i < m; i++)
 			c->off[ids[i]] = kept[i];
 		r = SKS_FOUND;
