@@ -21,8 +21,9 @@
  * whatever the overlaps.
  *
  * Search stage, on perfect packings first (no slack at the target in any
- * section): the band decomposition (planner_bands.c), whose pieces are
- * planned by compute() itself, the lazy sweep and the time sweep
+ * section): the cut search and the committed cuts (planner_cuts.c), the
+ * band decomposition (planner_bands.c), whose pieces, like the committed
+ * cuts' leftover slabs, are planned by compute() itself, the lazy sweep and the time sweep
  * (planner_sweep.c); then the
  * skyline search (planner_search.c). With a capacity: a depth-first branch
  * and bound over canonical plans in the spirit of MiniMalloc (Moffitt,
@@ -122,9 +123,9 @@
  * Budget share of the committed cuts (pcs_commit_run()), of what the cut
  * search leaves, on a target without slack at any size (not on a piece).
  * Taking the first balanced set of each strip instead of searching on
- * plans guillotine packings of 1,500 buffers mostly at the optimum (32 of
- * seeds 1 to 50 instead of 25; a third of the budget: 33) and those of
- * 3,000 at a mean of 1.029 instead of 1.079 (seeds 1 to 20).
+ * plans guillotine packings of 1,500 buffers mostly at the optimum (69 of
+ * seeds 1 to 100 instead of 49 to 51; a third of the budget did no
+ * better) and those of 3,000 at a mean of 1.034 instead of 1.079.
  */
 #define PLAN_COMMIT_SHARE 2
 #define PLAN_BANDS_SHARE 2
