@@ -121,7 +121,11 @@
 #define PLAN_CUTS_SHARE 4
 /*
  * Budget share of the committed cuts (pcs_commit_run()), of what the cut
- * search leaves, on a target without slack at any size (not on a piece).
+ * search leaves, on a target without slack at any size (not on a piece);
+ * above PLAN_SEARCH_MAX buffers after the forced merges and the band
+ * decomposition instead (as good on guillotine packings of 3,000 and
+ * 6,000, and the fine-grained ones of 6,000, which the band decomposition
+ * splits at once, keep the time).
  * Taking the first balanced set of each strip instead of searching on
  * plans guillotine packings of 1,500 buffers mostly at the optimum (69 of
  * seeds 1 to 100 instead of 49 to 51; a third of the budget did no
@@ -2005,6 +2009,14 @@ static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint6
 	return search_run(p, target, deadline, 0, stall, SEARCH_SWEEP, off, best, nodes);
 }
 
+/* The committed cuts (planner_cuts.c) on their share of the time left, as sweep(). */
+static int commit_cuts(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t *off,
+		       struct best *best, uint64_t *nodes)
+{
+	return search_run(p, target, stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_COMMIT_SHARE),
+			  0, 0, SEARCH_COMMIT, off, best, nodes);
+}
+
 /*
  * vnpu_plan_compute() on the calling thread; @piece when @bufs is a piece
  * the band decomposition or the committed cuts left to the planner
@@ -2112,13 +2124,9 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			       &best, &nodes) < 0)
 			goto out;
 	}
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece) {
-		uint64_t t = vnpu_plan_cpu_ns();
-
-		if (search_run(&p, target, stage_deadline(t, deadline, PLAN_COMMIT_SHARE), 0, 0,
-			       SEARCH_COMMIT, off, &best, &nodes) < 0)
-			goto out;
-	}
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
+	    n <= PLAN_SEARCH_MAX && commit_cuts(&p, target, deadline, off, &best, &nodes) < 0)
+		goto out;
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
 		uint64_t t = vnpu_plan_cpu_ns();
 
@@ -2136,6 +2144,10 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			split |= r;
 		}
 	}
+	/* Above PLAN_SEARCH_MAX, after them: see PLAN_COMMIT_SHARE. */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
+	    n > PLAN_SEARCH_MAX && commit_cuts(&p, target, deadline, off, &best, &nodes) < 0)
+		goto out;
 	/* See PLAN_PIECE_REST_SHARE. */
 	sky_first = opts->strategy == VNPU_PLAN_BEST && piece && tight && n <= PLAN_SEARCH_MAX;
 	if (sky_first && best.arena > target) {
@@ -2316,6 +2328,28 @@ int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_p
 		    struct vnpu_plan_stats *stats)
 {
 	return compute(bufs, n, opts, stats, 1);
+}
+
+int vnpu_plan_leaf(const struct sks_problem *pb, const uint32_t *ids, size_t m, uint64_t base,
+		   unsigned int time_ms, struct vnpu_plan_buffer *sub, uint64_t *off,
+		   uint64_t *nodes, uint64_t *height)
+{
+	struct vnpu_plan_options opts = { .strategy = VNPU_PLAN_BEST,
+					  .time_limit_ms = time_ms ? time_ms : 1 };
+	struct vnpu_plan_stats stats;
+
+	for (size_t i = 0; i < m; i++)
+		sub[i] = (struct vnpu_plan_buffer){ .size = pb->size[ids[i]],
+						    .alignment = pb->align[ids[i]],
+						    .first = pb->t0[ids[i]],
+						    .last = pb->t1[ids[i]] };
+	if (vnpu_plan_piece(sub, m, &opts, &stats))
+		return SKS_NOMEM;
+	*nodes += stats.search_nodes;
+	for (size_t i = 0; i < m; i++)
+		off[ids[i]] = base + sub[i].offset;
+	*height = stats.arena_size;
+	return SKS_FOUND;
 }
 
 /*

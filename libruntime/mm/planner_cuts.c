@@ -296,6 +296,9 @@ static int pcs_sections(struct pcs_band *b)
 		if (!all && !b->sec_dirty[s])
 			continue;
 		b->sec_dirty[s] = 0;
+		/* No unknown buffer is larger than their total. */
+		if (b->unk[s] <= b->in[s] + b->unk[s] - low && b->unk[s] <= high - b->in[s])
+			continue;
 		for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++) {
 			uint32_t i = b->sec_item[j];
 			uint64_t size = b->c->pb->size[b->ids[i]];

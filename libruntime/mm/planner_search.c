@@ -54,7 +54,6 @@
 #include <time.h>
 
 #include "planner_search.h"
-#include "vnpu.h"
 
 enum { R_NOMEM = -3, R_TIMEOUT = -2, R_LIMIT = -1, R_NONE = 0, R_FOUND = 1 };
 
@@ -1000,26 +999,4 @@ out:
 	*nodes += k.nodes;
 	sks_free(&k);
 	return result;
-}
-
-int vnpu_plan_leaf(const struct sks_problem *pb, const uint32_t *ids, size_t m, uint64_t base,
-		   unsigned int time_ms, struct vnpu_plan_buffer *sub, uint64_t *off,
-		   uint64_t *nodes, uint64_t *height)
-{
-	struct vnpu_plan_options opts = { .strategy = VNPU_PLAN_BEST,
-					  .time_limit_ms = time_ms ? time_ms : 1 };
-	struct vnpu_plan_stats stats;
-
-	for (size_t i = 0; i < m; i++)
-		sub[i] = (struct vnpu_plan_buffer){ .size = pb->size[ids[i]],
-						    .alignment = pb->align[ids[i]],
-						    .first = pb->t0[ids[i]],
-						    .last = pb->t1[ids[i]] };
-	if (vnpu_plan_piece(sub, m, &opts, &stats))
-		return SKS_NOMEM;
-	*nodes += stats.search_nodes;
-	for (size_t i = 0; i < m; i++)
-		off[ids[i]] = base + sub[i].offset;
-	*height = stats.arena_size;
-	return SKS_FOUND;
 }

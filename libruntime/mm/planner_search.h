@@ -288,7 +288,7 @@ int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_p
  * A piece no split reaches, @ids (@m buffers of @pb): planned by the
  * planner itself (vnpu_plan_piece()) with @time_ms ms of search (at least
  * 1), through the scratch @sub (@m entries), and placed in @off from @base
- * up; *@height is the top of its plan above @base, its live total when
+ * up (planner.c); *@height is the top of its plan above @base, its live total when
  * perfect. The piece's search nodes are added to @nodes. Returns
  * SKS_FOUND or SKS_NOMEM.
  */
