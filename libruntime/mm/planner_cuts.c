@@ -795,7 +795,7 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 
 		/* Tries after the first within the slab's share of the stage's time. */
 		if (attempt && (now > c->deadline ||
-				(now - begin) * pb->n > (c->deadline - c->begin) * m))
+				now - begin > (c->deadline - c->begin) / pb->n * m))
 			break;
 		r = c->late ? SKS_TIMEOUT : pcs_commit_strip(c, ids, m, width, base, span, attempt);
 		/*
@@ -811,12 +811,13 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 			h = c->height;
 		} else if (r != SKS_NOMEM) {
 			/* A share of the time left in proportion to the buffers. */
-			unsigned int ms = now < c->deadline ?
-					  (unsigned int)((c->deadline - now) / 1000000u * m /
-							 pb->n) : 0;
+			uint64_t ms = now < c->deadline ? (c->deadline - now) / 1000000u : 0;
 			int none = r == SKS_INFEASIBLE;
 
-			r = vnpu_plan_leaf(pb, ids, m, base, ms, c->sub, c->off, c->nodes, &h);
+			/* No deadline (UINT64_MAX): the product must not wrap. */
+			ms = (ms < UINT32_MAX ? ms : UINT32_MAX) * m / pb->n;
+			r = vnpu_plan_leaf(pb, ids, m, base, (unsigned int)ms, c->sub, c->off, c->nodes,
+					   &h);
 			/* No strip exists: another try would find none either. */
 			if (none)
 				attempt = PCS_COMMIT_TRIES;

@@ -120,7 +120,8 @@ int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
  * pcs_commit_run() - plan a perfect packing by committed guillotine cuts
  * @pb: the instance
  * @target: its live total, the same in every section
- * @deadline: thread CPU time (ns) after which strips are no longer looked for
+ * @deadline: thread CPU time (ns) after which strips are no longer looked
+ *	for; the slabs left then get the greedy plans and 1 ms of search
  * @off: out, the offsets
  * @nodes: in/out, nodes visited are added
  *
