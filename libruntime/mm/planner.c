@@ -23,8 +23,8 @@
  * Search stage, on perfect packings first (no slack at the target in any
  * section): the cut search and the committed cuts (planner_cuts.c), the
  * band decomposition (planner_bands.c), whose pieces, like the committed
- * cuts' leftover slabs, are planned by compute() itself, the lazy sweep and the time sweep
- * (planner_sweep.c); then the
+ * cuts' leftover slabs, are planned by compute() itself, the lazy sweep
+ * and the time sweep (planner_sweep.c); then the
  * skyline search (planner_search.c). With a capacity: a depth-first branch
  * and bound over canonical plans in the spirit of MiniMalloc (Moffitt,
  * ASPLOS 2024): buffers are placed in non-decreasing offset order, each at
@@ -123,11 +123,9 @@
  * Budget share of the committed cuts (pcs_commit_run()), of what the cut
  * search leaves, on a target without slack at any size (not on a piece);
  * above PLAN_SEARCH_MAX buffers after the forced merges and the band
- * decomposition instead (as good on guillotine packings of 3,000 and
- * 6,000, and the fine-grained ones of 6,000, which the band decomposition
- * splits at once, keep the time).
- * Taking the first balanced set of each strip instead of searching on
- * plans guillotine packings of 1,500 buffers mostly at the optimum (67 of
+ * decomposition instead. Taking the first balanced set of each strip
+ * instead of searching on plans guillotine packings of 1,500 buffers
+ * mostly at the optimum (67 of
  * seeds 1 to 100 instead of 49 to 51; a third of the budget did no
  * better) and those of 3,000 at a mean of 1.045 instead of 1.079 (1.034
  * when they went first there too, but then the fine-grained packings of
