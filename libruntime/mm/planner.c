@@ -125,12 +125,12 @@
  * above PLAN_SEARCH_MAX buffers after the forced merges and the band
  * decomposition instead. Taking the first balanced set of each strip
  * instead of searching on plans guillotine packings of 1,500 buffers
- * mostly at the optimum (67 of
- * seeds 1 to 100 instead of 49 to 51; a third of the budget did no
- * better) and those of 3,000 at a mean of 1.045 instead of 1.079 (1.034
- * when they went first there too, but then the fine-grained packings of
- * 6,000, which the band decomposition splits at once, waited for them: a
- * host test of three took 30 s under the sanitizers instead of 3).
+ * mostly at the optimum (67 of seeds 1 to 100 instead of 49 to 51; a
+ * third of the budget did no better) and those of 3,000 at a mean of
+ * 1.045 instead of 1.079 (1.034 when they went first there too, but then
+ * the fine-grained packings of 6,000, which the band decomposition splits
+ * at once, waited for them: a host test of three took 30 s under the
+ * sanitizers instead of 3).
  */
 #define PLAN_COMMIT_SHARE 2
 #define PLAN_BANDS_SHARE 2
