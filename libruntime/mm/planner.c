@@ -125,8 +125,9 @@
  * above PLAN_SEARCH_MAX buffers after the forced merges and the band
  * decomposition instead. Taking the first balanced set of each strip
  * instead of searching on plans guillotine packings of 1,500 buffers
- * mostly at the optimum (67 of seeds 1 to 100 instead of 49 to 51; a
- * third of the budget did no better) and those of 3,000 at a mean of
+ * mostly at the optimum (67 of seeds 1 to 100 instead of 49 to 51, 75
+ * since they run backwards in time as well; a third of the budget did no
+ * better, nor does more since) and those of 3,000 at a mean of
  * 1.045 instead of 1.079 (1.034 when they went first there too, but then
  * the fine-grained packings of 6,000, which the band decomposition splits
  * at once, waited for them: a host test of three took 30 s under the

@@ -52,7 +52,8 @@
  * planned by the planner itself (vnpu_plan_leaf()) on a share of the time
  * left in proportion to its buffers. While a slab's plan is above its
  * width, other strips are tried (PCS_COMMIT_TRIES, ties at random) within
- * the slab's share of the stage's time, and the lowest plan is kept.
+ * the slab's share of the stage's time, and the lowest plan is kept. All
+ * that runs forwards in time, then backwards (struct pcs_back).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -843,28 +844,94 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 	return r;
 }
 
+/*
+ * @pb run backwards in time. Plans of it are plans of @pb (the same
+ * buffers overlap), but the searches for a strip, from the buffers live
+ * first and cut by cut from their ends, meet other buffers and other near
+ * misses: either direction often tiles where the other does not.
+ */
+struct pcs_back {
+	struct sks_problem pb;
+	uint32_t *t0, *t1;
+	uint64_t *total;
+};
+
+static void pcs_back_free(struct pcs_back *back)
+{
+	free(back->t0);
+	free(back->t1);
+	free(back->total);
+}
+
+static int pcs_back_init(const struct sks_problem *pb, struct pcs_back *back)
+{
+	back->pb = *pb;
+	back->t0 = malloc(pb->n * sizeof(*back->t0));
+	back->t1 = malloc(pb->n * sizeof(*back->t1));
+	back->total = malloc(pb->nsec * sizeof(*back->total));
+	if (!back->t0 || !back->t1 || !back->total) {
+		pcs_back_free(back);
+		return SKS_NOMEM;
+	}
+	for (size_t i = 0; i < pb->n; i++) {
+		back->t0[i] = pb->nsec - pb->t1[i];
+		back->t1[i] = pb->nsec - pb->t0[i];
+	}
+	for (uint32_t s = 0; s < pb->nsec; s++)
+		back->total[s] = pb->sec_total[pb->nsec - 1 - s];
+	back->pb.t0 = back->t0;
+	back->pb.t1 = back->t1;
+	back->pb.sec_total = back->total;
+	return SKS_FOUND;
+}
+
 int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 		   uint64_t *off, uint64_t *nodes)
 {
-	struct pcs c = { .pb = pb, .off = off, .deadline = deadline, .nodes = nodes,
-			 .commit = 1 };
-	uint32_t *ids = NULL;
-	uint64_t unit, height;
+	struct pcs c = { .nodes = nodes, .commit = 1 };
+	struct pcs_back back;
+	uint32_t *ids;
+	uint64_t unit, height, low = UINT64_MAX, *kept;
 	int r = SKS_NOMEM;
 
 	if (!pb->n || pb->n > UINT32_MAX || !vnpu_plan_perfect(pb, target, &unit))
 		return SKS_INFEASIBLE;
-	c.begin = vnpu_plan_cpu_ns();
-	if (c.begin > deadline)
+	if (vnpu_plan_cpu_ns() > deadline)
 		return SKS_TIMEOUT;
 	ids = malloc(pb->n * sizeof(*ids));
 	c.sub = malloc(pb->n * sizeof(*c.sub));
-	if (ids && c.sub) {
+	c.off = malloc(pb->n * sizeof(*c.off));
+	kept = malloc(pb->n * sizeof(*kept));
+	if (!ids || !c.sub || !c.off || !kept || pcs_back_init(pb, &back) != SKS_FOUND)
+		goto out;
+	/* Forwards in time on half the time, then backwards (struct pcs_back). */
+	for (int pass = 0; pass < 2 && low > target; pass++) {
+		c.begin = vnpu_plan_cpu_ns();
+		if (c.begin > deadline)
+			break;
+		c.pb = pass ? &back.pb : pb;
+		c.deadline = pass ? deadline : c.begin + (deadline - c.begin) / 2;
+		c.late = 0;
 		for (size_t i = 0; i < pb->n; i++)
 			ids[i] = (uint32_t)i;
+		memcpy(c.off, off, pb->n * sizeof(*off));
 		r = pcs_commit(&c, ids, (uint32_t)pb->n, target, 0, &height);
+		if (r == SKS_NOMEM)
+			break;
+		if (r == SKS_FOUND && height < low) {
+			low = height;
+			memcpy(kept, c.off, pb->n * sizeof(*kept));
+		}
 	}
+	pcs_back_free(&back);
+	if (low < UINT64_MAX) {
+		memcpy(off, kept, pb->n * sizeof(*off));
+		r = SKS_FOUND;
+	}
+out:
 	free(ids);
 	free(c.sub);
+	free(c.off);
+	free(kept);
 	return r;
 }

@@ -130,7 +130,9 @@ int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
  * set that does not tile costs what its sides' plans lose. A slab whose
  * strip is not found in time is planned by vnpu_plan_leaf(); up to three
  * strips are tried per slab while its plan is above its width and time is
- * left. Return: SKS_FOUND (a plan, at @target or above it),
+ * left. All that forwards in time on half of the time, then, unless the
+ * plan is at @target, backwards in time (every lifetime mirrored) on the
+ * rest; the lower plan is kept. Return: SKS_FOUND (a plan, at @target or above it),
  * SKS_INFEASIBLE (@target is not the live total in every section or an
  * alignment does not divide every size: nothing visited; or nothing
  * splits, no strip found for the whole instance; @off untouched either

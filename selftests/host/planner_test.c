@@ -1119,6 +1119,32 @@ TEST(cut_search_refuses_what_is_not_guillotine)
 	bounds_and_deadline_checked(_metadata, PGEN_GUILLOTINE, 700, 1, pcs_run);
 }
 
+/*
+ * pcs_commit_run() on a generated instance within @ms of CPU time: a plan
+ * that is valid, at or above the lower bound.
+ */
+static void commit_valid(struct __test_metadata *_metadata, enum pgen_family family,
+			 size_t n, uint64_t seed, uint64_t ms)
+{
+	struct vnpu_plan_buffer *b;
+	uint64_t opt = 0, nodes = 0, arena = 0;
+	size_t count = 0;
+	struct sections x;
+
+	b = pgen_generate(family, n, seed, &count, &opt);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + ms * 1000000ull,
+					    x.off, &nodes));
+	for (size_t i = 0; i < count; i++)
+		b[i].offset = x.off[i];
+	EXPECT_EQ(0, pgen_check(b, count, &arena));
+	EXPECT_LE(x.lb, arena);
+	EXPECT_LT(0, nodes);
+	sections_free(&x);
+	free(b);
+}
+
 TEST(committed_cuts_plan_guillotine_packings)
 {
 	/*
@@ -1130,12 +1156,12 @@ TEST(committed_cuts_plan_guillotine_packings)
 	 * target and is still valid (seed 18, a quarter of a second: the
 	 * slabs left past the deadline are planned all the same). The
 	 * planner reaches seed 19's optimum within the default budget.
+	 *
+	 * Backwards in time as well: forwards, no strip of guillotine 400
+	 * seed 30 as a whole is found within the nodes, and the stage
+	 * would refuse it; backwards one is, and the plan is valid.
 	 */
 	struct vnpu_plan_buffer pat[N(staggered_pairs)];
-	size_t count = 0;
-	uint64_t opt = 0, nodes = 0, arena = 0;
-	struct vnpu_plan_buffer *b;
-	struct sections x;
 
 	memcpy(pat, staggered_pairs, sizeof(pat));
 	EXPECT_EQ(1, sweep_at_lower_bound(_metadata, pat, N(pat), SWEEP_COMMIT));
@@ -1144,18 +1170,8 @@ TEST(committed_cuts_plan_guillotine_packings)
 	EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 1500, 16, SWEEP_COMMIT));
 	EXPECT_EQ(1, sweep_generated(_metadata, PGEN_GUILLOTINE, 1500, 19, SWEEP_COMMIT));
 
-	b = pgen_generate(PGEN_GUILLOTINE, 1500, 18, &count, &opt);
-	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + 250000000ull,
-					    x.off, &nodes));
-	for (size_t i = 0; i < count; i++)
-		b[i].offset = x.off[i];
-	EXPECT_EQ(0, pgen_check(b, count, &arena));
-	EXPECT_LE(x.lb, arena);
-	EXPECT_LT(0, nodes);
-	sections_free(&x);
-	free(b);
+	commit_valid(_metadata, PGEN_GUILLOTINE, 1500, 18, 250);
+	commit_valid(_metadata, PGEN_GUILLOTINE, 400, 30, 2000);
 	EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_GUILLOTINE, 1500, 19, 0, 0));
 }
 
