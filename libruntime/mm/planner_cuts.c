@@ -848,7 +848,7 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
  * @pb run backwards in time. Plans of it are plans of @pb (the same
  * buffers overlap), but the searches for a strip, from the buffers live
  * first and cut by cut from their ends, meet other buffers and other near
- * misses: either direction often tiles where the other does not.
+ * misses: either direction may tile where the other does not.
  */
 struct pcs_back {
 	struct sks_problem pb;
