@@ -127,13 +127,21 @@
  * instead of searching on plans guillotine packings of 1,500 buffers
  * mostly at the optimum (67 of seeds 1 to 100 instead of 49 to 51, 75
  * since they run backwards in time as well; a third of the budget did no
- * better, nor does more since) and those of 3,000 at a mean of
- * 1.045 instead of 1.079 (1.034 when they went first there too, but then
- * the fine-grained packings of 6,000, which the band decomposition splits
- * at once, waited for them: a host test of three took 30 s under the
- * sanitizers instead of 3).
+ * better, nor did more) and those of 3,000 at a mean of 1.045 instead of
+ * 1.079 (1.034 when they went first there too, but then the fine-grained
+ * packings of 6,000, which the band decomposition splits at once, waited
+ * for them: a host test of three took 30 s under the sanitizers instead
+ * of 3).
+ *
+ * Then, of what is left, PLAN_COMMIT_MERGED_SHARE for the committed cuts
+ * of the series-merged instance (pmg_commit_run()): other strips, other
+ * near misses, and each tiles seeds the other does not. On 1,500 buffers,
+ * seeds 1 to 100, 750 ms each: 73 and 71 at the optimum alone, 80 either
+ * way. In the planner 238 of seeds 1 to 300 instead of 226 (a quarter
+ * for the instance: 236); 3,000: mean 1.042 instead of 1.053.
  */
 #define PLAN_COMMIT_SHARE 2
+#define PLAN_COMMIT_MERGED_SHARE 2
 #define PLAN_BANDS_SHARE 2
 /*
  * Budget share of the strip search (planner_strips.c), of what the sweeps
@@ -1956,7 +1964,7 @@ enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
 /* The searches search_run() runs. */
 enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS,
-       SEARCH_MERGED, SEARCH_CUTS, SEARCH_COMMIT };
+       SEARCH_MERGED, SEARCH_CUTS, SEARCH_COMMIT, SEARCH_COMMIT_MERGED };
 
 /*
  * The skyline search (SEARCH_SKY, with @seed), the time sweep
@@ -1976,6 +1984,7 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 	int r = kind == SEARCH_BANDS ? pbd_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_CUTS ? pcs_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_COMMIT ? pcs_commit_run(&pb, target, deadline, off, nodes) :
+		kind == SEARCH_COMMIT_MERGED ? pmg_commit_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_MERGED ? pmg_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_HOLES ? pqs_run(&pb, target, deadline, stall, off, nodes) :
 		kind == SEARCH_STRIPS ? sts_run(&pb, target, deadline, off, nodes) :
@@ -2011,12 +2020,23 @@ static int sweep(const struct plan *p, uint64_t target, uint64_t deadline, uint6
 	return search_run(p, target, deadline, 0, stall, SEARCH_SWEEP, off, best, nodes);
 }
 
-/* The committed cuts (planner_cuts.c) on their share of the time left, as sweep(). */
+/*
+ * The committed cuts (planner_cuts.c) on their share of the time left,
+ * then, unless they reached @target, on the instance their series merges
+ * leave (pmg_commit_run()); as sweep().
+ */
 static int commit_cuts(const struct plan *p, uint64_t target, uint64_t deadline, uint64_t *off,
 		       struct best *best, uint64_t *nodes)
 {
-	return search_run(p, target, stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_COMMIT_SHARE),
-			  0, 0, SEARCH_COMMIT, off, best, nodes);
+	int r = search_run(p, target,
+			   stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_COMMIT_SHARE), 0, 0,
+			   SEARCH_COMMIT, off, best, nodes);
+
+	if (r < 0 || best->arena <= target)
+		return r;
+	return search_run(p, target,
+			  stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_COMMIT_MERGED_SHARE),
+			  0, 0, SEARCH_COMMIT_MERGED, off, best, nodes);
 }
 
 /*
@@ -2109,8 +2129,9 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		tight = p.sec_total[s] == target;
 	/*
 	 * The cut search first (PLAN_CUTS_SHARE), the committed cuts
-	 * (PLAN_COMMIT_SHARE); then the forced merges, on
-	 * half of the budget, then the band decomposition on half of what is
+	 * (PLAN_COMMIT_SHARE, then on the series merges:
+	 * PLAN_COMMIT_MERGED_SHARE); then the forced merges, on half of
+	 * the budget, then the band decomposition on half of what is
 	 * left: each returns at once when nothing merges or splits, and else
 	 * plans its pieces within its share; what they leave above the
 	 * target, the searches below may still beat.

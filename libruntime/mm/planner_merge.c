@@ -28,7 +28,8 @@
  * join buffers no plan at the target keeps together, and the merged
  * instance then plans above the target (the caller plans the original
  * too). The parallel rule is the one seen doing so: pmg_series_run()
- * gives the series merges alone to the sweeps. On guillotine packings
+ * gives the series merges alone to the sweeps, pmg_commit_run() to the
+ * committed cuts (planner_cuts.c). On guillotine packings
  * whose cuts often meet in time (planner_gen.c, "guillotine", 1,500
  * buffers) 570 to 1,110 buffers are left, and the band decomposition
  * tiles more of them (Documentation/planner.rst).
@@ -465,16 +466,20 @@ static void mg_reset(struct mg *g)
 	g->count = pb->n;
 }
 
+/* What plans a merged instance (mg_plan()). */
+enum mg_solver { MG_BANDS, MG_SWEEPS, MG_COMMIT };
+
 /*
  * The merged instance (the live nodes; s->index maps a node to its place
- * in it) planned into s->roff: by the band decomposition, or with
- * @sweeps by the hole sweep, the lazy sweep and the time sweep, each
- * with the stall rule SKS_SWEEP_STALL_NS, until one tiles it. Each
- * buffer's offset then into @off: a merge was made after its members,
- * so the offsets are filled from the last node down. Returns as
- * pmg_run() (with @sweeps, SKS_FOUND only for a plan at @target).
+ * in it) planned into s->roff: by the band decomposition (MG_BANDS), the
+ * committed cuts (MG_COMMIT), or by the hole sweep, the lazy sweep and the
+ * time sweep (MG_SWEEPS), each with the stall rule SKS_SWEEP_STALL_NS,
+ * until one tiles it. Each buffer's offset then into @off: a merge was
+ * made after its members, so the offsets are filled from the last node
+ * down. Returns as pmg_run() (MG_SWEEPS: SKS_FOUND only for a plan at
+ * @target).
  */
-static int mg_plan(struct mg *g, struct mg_scratch *s, uint64_t target, int sweeps,
+static int mg_plan(struct mg *g, struct mg_scratch *s, uint64_t target, enum mg_solver solver,
 		   uint64_t *off, uint64_t *nodes)
 {
 	struct sks_problem sub = *g->pb;
@@ -499,8 +504,10 @@ static int mg_plan(struct mg *g, struct mg_scratch *s, uint64_t target, int swee
 	sub.t1 = s->sub_t1;
 	sub.size = s->sub_size;
 	sub.align = s->sub_align;
-	if (!sweeps) {
+	if (solver == MG_BANDS) {
 		r = pbd_run(&sub, target, g->deadline, s->roff, nodes);
+	} else if (solver == MG_COMMIT) {
+		r = pcs_commit_run(&sub, target, g->deadline, s->roff, nodes);
 	} else {
 		r = pqs_run(&sub, target, g->deadline, SKS_SWEEP_STALL_NS, s->roff, nodes);
 		if (r != SKS_FOUND && r != SKS_NOMEM)
@@ -618,7 +625,7 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 			break;
 		parallels += made;
 	}
-	r = mg_plan(&g, &s, target, 0, off, nodes);
+	r = mg_plan(&g, &s, target, MG_BANDS, off, nodes);
 	mg_cleanup(&g, &s);
 	/*
 	 * The parallel rule is the one that can stack buffers no plan at the
@@ -652,8 +659,14 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	return r;
 }
 
-int pmg_series_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
-		   uint64_t *off, uint64_t *nodes)
+/*
+ * The series merges of @pb to their fixed point, the merged instance
+ * planned by @solver: pmg_series_run() (MG_SWEEPS, only when they leave
+ * at most 1/MG_SERIES_SHRINK of the buffers) and pmg_commit_run()
+ * (MG_COMMIT).
+ */
+static int mg_series_plan(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+			  enum mg_solver solver, uint64_t *off, uint64_t *nodes)
 {
 	struct mg g;
 	struct mg_scratch s;
@@ -666,10 +679,22 @@ int pmg_series_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 	/* Merges cut short by the deadline are not judged by their count. */
 	if (vnpu_plan_cpu_ns() > deadline)
 		r = SKS_TIMEOUT;
-	else if (mg_count_live(&g) > pb->n / MG_SERIES_SHRINK)
+	else if (solver == MG_SWEEPS && mg_count_live(&g) > pb->n / MG_SERIES_SHRINK)
 		r = SKS_INFEASIBLE;
 	else
-		r = mg_plan(&g, &s, target, 1, off, nodes);
+		r = mg_plan(&g, &s, target, solver, off, nodes);
 	mg_cleanup(&g, &s);
 	return r;
+}
+
+int pmg_series_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes)
+{
+	return mg_series_plan(pb, target, deadline, MG_SWEEPS, off, nodes);
+}
+
+int pmg_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes)
+{
+	return mg_series_plan(pb, target, deadline, MG_COMMIT, off, nodes);
 }

@@ -205,6 +205,21 @@ int pmg_series_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 		   uint64_t *off, uint64_t *nodes);
 
 /**
+ * pmg_commit_run() - the committed cuts on a perfect packing after its series merges
+ * @pb: the instance
+ * @target: its live total, the same in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, as for pbd_run()
+ *
+ * The series merges of pmg_series_run(), and the merged instance given to
+ * pcs_commit_run().
+ * Return: as pcs_commit_run(), SKS_INFEASIBLE also when nothing merges.
+ */
+int pmg_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		   uint64_t *off, uint64_t *nodes);
+
+/**
  * pqs_run() - look for a perfect packing by the hole sweep over a PQ-tree
  * @pb: the instance
  * @target: arena to reach; must equal @pb->sec_total in every section
