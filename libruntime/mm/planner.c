@@ -122,16 +122,16 @@
 /*
  * Budget share of the committed cuts (pcs_commit_run()), of what the cut
  * search leaves, on a target without slack at any size (not on a piece);
- * above PLAN_SEARCH_MAX buffers after the forced merges and the band
- * decomposition instead. Taking the first balanced set of each strip
+ * above PLAN_SEARCH_MAX buffers of what the band decomposition leaves
+ * (PLAN_BANDS_FIRST_SHARE). Taking the first balanced set of each strip
  * instead of searching on plans guillotine packings of 1,500 buffers
  * mostly at the optimum (67 of seeds 1 to 100 instead of 49 to 51, 75
  * since they run backwards in time as well; a third of the budget did no
  * better, nor did more) and those of 3,000 at a mean of 1.045 instead of
- * 1.079 (1.034 when they went first there too, but then the fine-grained
- * packings of 6,000, which the band decomposition splits at once, waited
- * for them: a host test of three took 30 s under the sanitizers instead
- * of 3).
+ * 1.079 (after the forced merges; 1.034 when they went first there too,
+ * but then the fine-grained packings of 6,000, which the band
+ * decomposition splits at once, waited for them: a host test of three
+ * took 30 s under the sanitizers instead of 3; see PLAN_BANDS_FIRST_SHARE).
  *
  * Then, of what is left, PLAN_COMMIT_MERGED_SHARE for the committed cuts
  * of the series-merged instance (pmg_commit_run()): other strips, other
@@ -143,6 +143,23 @@
 #define PLAN_COMMIT_SHARE 2
 #define PLAN_COMMIT_MERGED_SHARE 2
 #define PLAN_BANDS_SHARE 2
+/*
+ * Above PLAN_SEARCH_MAX buffers, on a target without slack (not on a
+ * piece), the band decomposition goes first, on 1/PLAN_BANDS_FIRST_SHARE
+ * of the budget, then the committed cuts, then the forced merges, and the
+ * band decomposition does not run again. It splits the fine-grained
+ * guillotine packings at once (6,000 buffers: 10 to 25 ms alone), which
+ * the committed cuts took seconds over when they went first; after the
+ * forced merges, as before, the committed cuts had an eighth of the
+ * budget on guillotine packings, where they plan best: alone for 1 s on
+ * 6,000 buffers, seeds 1 to 20, the lower of their plans of the instance
+ * and of its series merges has a mean ratio of 1.067, the forced merges'
+ * 1.132 (on the 17 seeds both plan). Seeds 1 to 50 in the planner:
+ * 3,000 buffers, mean 1.026 instead of 1.041 (10 at the optimum instead
+ * of 8); 6,000, 1.101 instead of 1.119; fine-grained 6,000 and ladders
+ * of 6,001 as before.
+ */
+#define PLAN_BANDS_FIRST_SHARE 8
 /*
  * Budget share of the strip search (planner_strips.c), of what the sweeps
  * leave on a target without slack, before the skyline search, up to
@@ -2054,7 +2071,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	uint64_t *off = NULL;
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
-	int classic, tight, sky_first, split = 0, lead = LEAD_NONE;
+	int classic, tight, sky_first, bands_first, split = 0, lead = LEAD_NONE;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity;
 	uint64_t begin = vnpu_plan_cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
@@ -2128,13 +2145,14 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
 		tight = p.sec_total[s] == target;
 	/*
-	 * The cut search first (PLAN_CUTS_SHARE), the committed cuts
-	 * (PLAN_COMMIT_SHARE, then on the series merges:
+	 * The cut search first (PLAN_CUTS_SHARE; above PLAN_SEARCH_MAX the
+	 * band decomposition instead, PLAN_BANDS_FIRST_SHARE), the committed
+	 * cuts (PLAN_COMMIT_SHARE, then on the series merges:
 	 * PLAN_COMMIT_MERGED_SHARE); then the forced merges, on half of
-	 * the budget, then the band decomposition on half of what is
-	 * left: each returns at once when nothing merges or splits, and else
-	 * plans its pieces within its share; what they leave above the
-	 * target, the searches below may still beat.
+	 * the budget, then (unless it went first) the band decomposition on
+	 * half of what is left: each returns at once when nothing merges or
+	 * splits, and else plans its pieces within its share; what they leave
+	 * above the target, the searches below may still beat.
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
@@ -2147,30 +2165,35 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			       &best, &nodes) < 0)
 			goto out;
 	}
+	/* Above PLAN_SEARCH_MAX the band decomposition first: see PLAN_BANDS_FIRST_SHARE. */
+	bands_first = opts->strategy == VNPU_PLAN_BEST && tight && !piece && n > PLAN_SEARCH_MAX;
+	if (bands_first && best.arena > target) {
+		split = search_run(&p, target,
+				   stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_BANDS_FIRST_SHARE),
+				   0, 0, SEARCH_BANDS, off, &best, &nodes);
+		if (split < 0)
+			goto out;
+	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
-	    n <= PLAN_SEARCH_MAX && commit_cuts(&p, target, deadline, off, &best, &nodes) < 0)
+	    commit_cuts(&p, target, deadline, off, &best, &nodes) < 0)
 		goto out;
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
 		uint64_t t = vnpu_plan_cpu_ns();
-
-		split = search_run(&p, target, stage_deadline(t, deadline, PLAN_MERGED_SHARE), 0, 0,
+		int r = search_run(&p, target, stage_deadline(t, deadline, PLAN_MERGED_SHARE), 0, 0,
 				   SEARCH_MERGED, off, &best, &nodes);
-		if (split < 0)
-			goto out;
-		t = vnpu_plan_cpu_ns();
-		if (best.arena > target) {
-			int r = search_run(&p, target, stage_deadline(t, deadline, PLAN_BANDS_SHARE), 0, 0,
-					   SEARCH_BANDS, off, &best, &nodes);
 
+		if (r < 0)
+			goto out;
+		split |= r;
+		t = vnpu_plan_cpu_ns();
+		if (best.arena > target && !bands_first) {
+			r = search_run(&p, target, stage_deadline(t, deadline, PLAN_BANDS_SHARE), 0, 0,
+				       SEARCH_BANDS, off, &best, &nodes);
 			if (r < 0)
 				goto out;
 			split |= r;
 		}
 	}
-	/* Above PLAN_SEARCH_MAX, after them: see PLAN_COMMIT_SHARE. */
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
-	    n > PLAN_SEARCH_MAX && commit_cuts(&p, target, deadline, off, &best, &nodes) < 0)
-		goto out;
 	/* See PLAN_PIECE_REST_SHARE. */
 	sky_first = opts->strategy == VNPU_PLAN_BEST && piece && tight && n <= PLAN_SEARCH_MAX;
 	if (sky_first && best.arena > target) {
