@@ -10,6 +10,15 @@
  *   planner_bench [--seeds N] [--sizes N,N,...] [--families NAME,...]
  *                 [--time-limit MS] [--first-seed N]
  *   planner_bench --emit FAMILY N SEED     (the instance as CSV)
+ *   planner_bench --cores FAMILY N SEED [--time-limit MS]
+ *
+ * --cores walks the generator's own plan of one instance (its witness)
+ * as a tree of cuts: a piece splits by cuts in time where no buffer
+ * crosses, else by cuts in memory. Each piece is planned alone, as an
+ * instance of its own; a piece not planned at its optimum whose pieces
+ * all are (or that has no cut: the witness is not guillotine there) is a
+ * core, and is reported. The cores are where the planner fails whatever
+ * happens above them.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,7 +33,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: planner_bench [--seeds N] [--sizes N,N,...] [--families NAME,...]\n"
 		"                     [--time-limit MS] [--first-seed N]\n"
-		"       planner_bench --emit FAMILY N SEED\n");
+		"       planner_bench --emit FAMILY N SEED\n"
+		"       planner_bench --cores FAMILY N SEED [--time-limit MS]\n");
 }
 
 static int family_of(const char *name)
@@ -35,19 +45,32 @@ static int family_of(const char *name)
 	return -1;
 }
 
+/*
+ * The instance FAMILY N SEED of the command line, with its witness plan;
+ * NULL (said why) for an unknown family, or one without a known plan when
+ * @known.
+ */
+static struct vnpu_plan_buffer *instance(const char *fam, const char *ns, const char *seeds,
+					 int known, size_t *count, uint64_t *opt)
+{
+	int f = family_of(fam);
+
+	if (f < 0 || (known && !pgen_known_optimum((unsigned int)f))) {
+		fprintf(stderr, f < 0 ? "planner_bench: unknown family '%s'\n" :
+			"planner_bench: family '%s' has no known plan\n", fam);
+		return NULL;
+	}
+	return pgen_generate((unsigned int)f, strtoull(ns, NULL, 10), strtoull(seeds, NULL, 10),
+			     count, opt);
+}
+
 static int emit(const char *fam, const char *ns, const char *seeds)
 {
 	int f = family_of(fam);
 	size_t count;
 	uint64_t opt;
-	struct vnpu_plan_buffer *b;
+	struct vnpu_plan_buffer *b = instance(fam, ns, seeds, 0, &count, &opt);
 
-	if (f < 0) {
-		fprintf(stderr, "planner_bench: unknown family '%s'\n", fam);
-		return 1;
-	}
-	b = pgen_generate((unsigned int)f, strtoull(ns, NULL, 10), strtoull(seeds, NULL, 10),
-			  &count, &opt);
 	if (!b)
 		return 1;
 	printf("id,lower,upper,size\n");
@@ -66,6 +89,207 @@ static int emit(const char *fam, const char *ns, const char *seeds)
 		pgen_known_optimum((unsigned int)f) ? "optimum" : "lower bound", opt);
 	free(b);
 	return 0;
+}
+
+struct walk {
+	const struct vnpu_plan_buffer *b;	/* the instance, with its witness */
+	struct vnpu_plan_buffer *scratch;
+	uint64_t *keys;
+	unsigned int ms;
+	uint64_t seed;			/* the instance's, as the benchmark plans it */
+	unsigned int cores, pieces;
+};
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Distinct values of @keys (@n of them), sorted in place; returns how many. */
+static size_t distinct(uint64_t *keys, size_t n)
+{
+	size_t k = 0;
+
+	qsort(keys, n, sizeof(*keys), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!k || keys[k - 1] != keys[i])
+			keys[k++] = keys[i];
+	return k;
+}
+
+/* Buffer @i's extent in time (@mem 0) or in the witness's memory (@mem 1). */
+static void extent(const struct vnpu_plan_buffer *b, int mem, uint64_t *lo, uint64_t *hi)
+{
+	*lo = mem ? b->offset : b->first;
+	*hi = mem ? b->offset + b->size : b->last;
+}
+
+/*
+ * The cuts of the piece @ids (@m buffers) along time (@mem 0) or memory:
+ * the values inside its extent no buffer crosses, sorted into @cut;
+ * returns how many.
+ */
+static size_t cuts(struct walk *w, const uint32_t *ids, size_t m, int mem, uint64_t *cut)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, *ends = w->keys;
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < m; i++) {
+		uint64_t a, z;
+
+		extent(&w->b[ids[i]], mem, &a, &z);
+		lo = a < lo ? a : lo;
+		hi = z > hi ? z : hi;
+		ends[i] = a;
+	}
+	k = distinct(ends, m);
+	for (size_t j = 0; j < k; j++) {
+		int crossed = ends[j] == lo;
+
+		for (size_t i = 0; i < m && !crossed; i++) {
+			uint64_t a, z;
+
+			extent(&w->b[ids[i]], mem, &a, &z);
+			crossed = a < ends[j] && z > ends[j];
+		}
+		if (!crossed)
+			cut[n++] = ends[j];
+	}
+	cut[n] = hi;
+	return n;
+}
+
+/* Plans the piece alone; 1 when at its optimum (its witness's height). */
+static int plan_piece(struct walk *w, const uint32_t *ids, size_t m, double *ratio)
+{
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = w->ms,
+				       .seed = w->seed };
+	struct vnpu_plan_stats st;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < m; i++) {
+		w->scratch[i] = w->b[ids[i]];
+		lo = w->b[ids[i]].offset < lo ? w->b[ids[i]].offset : lo;
+		if (w->b[ids[i]].offset + w->b[ids[i]].size > hi)
+			hi = w->b[ids[i]].offset + w->b[ids[i]].size;
+		w->scratch[i].offset = 0;
+	}
+	w->pieces++;
+	if (vnpu_plan_compute(w->scratch, m, &o, &st) != VNPU_SUCCESS)
+		return -1;
+	*ratio = (double)st.arena_size / (double)(hi - lo);
+	return st.arena_size == hi - lo;
+}
+
+static void report_core(struct walk *w, const uint32_t *ids, size_t m, int mem, size_t parts,
+			double ratio)
+{
+	uint64_t *t = w->keys, y0 = UINT64_MAX, y1 = 0;
+	size_t times, one = 0;
+
+	for (size_t i = 0; i < m; i++) {
+		t[2 * i] = w->b[ids[i]].first;
+		t[2 * i + 1] = w->b[ids[i]].last;
+		y0 = w->b[ids[i]].offset < y0 ? w->b[ids[i]].offset : y0;
+		if (w->b[ids[i]].offset + w->b[ids[i]].size > y1)
+			y1 = w->b[ids[i]].offset + w->b[ids[i]].size;
+	}
+	times = distinct(t, 2 * m);
+	/* Live in one section: no other instant of the piece inside its lifetime. */
+	for (size_t i = 0; i < m; i++) {
+		const uint64_t *p = bsearch(&w->b[ids[i]].first, t, times, sizeof(*t), cmp_u64);
+
+		one += p && p + 1 < t + times && p[1] == w->b[ids[i]].last;
+	}
+	w->cores++;
+	printf("core: %zu buffers, %zu sections, %.1f events per instant, %zu one-section, "
+	       "%zu %s; time [%" PRIu64 ", %" PRIu64 "), memory [%" PRIu64 ", %" PRIu64 "); "
+	       "planned at %.4f of its optimum\n",
+	       m, times - 1, 2.0 * (double)m / (double)times, one, parts,
+	       mem > 0 ? "strips" : mem ? "piece (no cut)" : "pieces in time", t[0],
+	       t[times - 1], y0, y1, ratio);
+}
+
+/*
+ * The piece @ids: 1 when planned at its optimum, 0 when not (its cores
+ * reported), -1 on an error.
+ */
+static int walk_piece(struct walk *w, uint32_t *ids, size_t m)
+{
+	uint64_t *cut;
+	uint32_t *sub;
+	size_t n = 0;
+	int mem, r, all = 1;
+	double ratio;
+
+	if (m <= 1)
+		return 1;
+	r = plan_piece(w, ids, m, &ratio);
+	if (r)
+		return r;
+	cut = malloc((m + 1) * sizeof(*cut));
+	sub = malloc(m * sizeof(*sub));
+	if (!cut || !sub) {
+		free(cut);
+		free(sub);
+		return -1;
+	}
+	for (mem = 0; mem < 2 && !n; mem++)
+		n = cuts(w, ids, m, mem, cut);
+	mem--;
+	/* No cut (the witness is not guillotine here): the piece is a core. */
+	for (size_t c = 0; n && c <= n && all >= 0; c++) {
+		uint64_t lo = c ? cut[c - 1] : 0, hi = cut[c];
+		size_t k = 0;
+
+		for (size_t i = 0; i < m; i++) {
+			uint64_t a, z;
+
+			extent(&w->b[ids[i]], mem, &a, &z);
+			if (a >= lo && z <= hi)
+				sub[k++] = ids[i];
+		}
+		r = walk_piece(w, sub, k);
+		all = r < 0 ? -1 : all && r;
+	}
+	if (all == 1)
+		report_core(w, ids, m, n ? mem : -1, n + 1, ratio);
+	free(cut);
+	free(sub);
+	return all < 0 ? -1 : 0;
+}
+
+static int cores(const char *fam, const char *ns, const char *seeds, unsigned int ms)
+{
+	struct walk w = { .ms = ms, .seed = strtoull(seeds, NULL, 10) };
+	uint32_t *ids = NULL;
+	struct vnpu_plan_buffer *b;
+	size_t count;
+	uint64_t opt;
+	int r = -1;
+
+	b = instance(fam, ns, seeds, 1, &count, &opt);
+	if (!b)
+		return 1;
+	w.b = b;
+	w.scratch = malloc(count * sizeof(*w.scratch));
+	w.keys = malloc(2 * count * sizeof(*w.keys));
+	ids = malloc(count * sizeof(*ids));
+	if (w.scratch && w.keys && ids) {
+		for (size_t i = 0; i < count; i++)
+			ids[i] = (uint32_t)i;
+		r = walk_piece(&w, ids, count);
+	}
+	if (r >= 0)
+		printf("%s %zu seed %s: %u pieces planned, %u cores\n", fam, count, seeds, w.pieces,
+		       w.cores);
+	free(ids);
+	free(w.keys);
+	free(w.scratch);
+	free(b);
+	return r < 0;
 }
 
 struct row {
@@ -120,13 +344,14 @@ int main(int argc, char **argv)
 		{ "time-limit", required_argument, NULL, 't' },
 		{ "first-seed", required_argument, NULL, 'S' },
 		{ "emit", no_argument, NULL, 'e' },
+		{ "cores", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	size_t sizes[32] = { 200, 400, 700, 1500, 3000, 6000 }, nsizes = 6;
 	unsigned int fams[PGEN_FAMILIES], nfams = PGEN_FAMILIES, ms = 0, seeds = 50;
 	uint64_t first_seed = 1;
-	int opt, do_emit = 0;
+	int opt, do_emit = 0, do_cores = 0;
 
 	for (unsigned int f = 0; f < PGEN_FAMILIES; f++)
 		fams[f] = f;
@@ -168,6 +393,9 @@ int main(int argc, char **argv)
 		case 'e':
 			do_emit = 1;
 			break;
+		case 'c':
+			do_cores = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -176,11 +404,13 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (do_emit) {
+	if (do_emit || do_cores) {
 		if (argc - optind != 3) {
 			usage(stderr);
 			return 1;
 		}
+		if (do_cores)
+			return cores(argv[optind], argv[optind + 1], argv[optind + 2], ms);
 		return emit(argv[optind], argv[optind + 1], argv[optind + 2]);
 	}
 	printf("| family | buffers | seeds | at optimum | worst ratio (seed) | mean ratio"
