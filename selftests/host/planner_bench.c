@@ -119,7 +119,7 @@ static size_t distinct(uint64_t *keys, size_t n)
 	return k;
 }
 
-/* Buffer @i's extent in time (@mem 0) or in the witness's memory (@mem 1). */
+/* Buffer @b's extent in time (@mem 0) or in the witness's memory (@mem 1). */
 static void extent(const struct vnpu_plan_buffer *b, int mem, uint64_t *lo, uint64_t *hi)
 {
 	*lo = mem ? b->offset : b->first;
