@@ -283,7 +283,7 @@ static int cores(const char *fam, const char *ns, const char *seeds, unsigned in
 		r = walk_piece(&w, ids, count);
 	}
 	if (r >= 0)
-		printf("%s %zu seed %s: %u pieces planned, %u cores\n", fam, count, seeds, w.pieces,
+		printf("%s %zu seed %s: pieces planned %u, cores %u\n", fam, count, seeds, w.pieces,
 		       w.cores);
 	free(ids);
 	free(w.keys);
