@@ -121,9 +121,7 @@ HOST_TESTS += $(BUILD)/host/run-vm-test
 .PHONY: bench-planner bench-exec bench-compute bench-models
 .PHONY: bench-pool bench-topo bench-lease bench-onnx troubleshooting-capture
 
-# The planner benchmark is built with everything (so that the check build
-# compiles it) but run only by make bench-planner.
-all: module runtime tools selftests hosttests $(BUILD)/host/planner_bench
+all: module runtime tools selftests hosttests
 
 deps:
 	@tools/install-deps.sh

@@ -167,7 +167,7 @@ static int plan_piece(struct walk *w, const uint32_t *ids, size_t m, double *rat
 	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = w->ms,
 				       .seed = w->seed };
 	struct vnpu_plan_stats st;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, arena;
 
 	for (size_t i = 0; i < m; i++) {
 		w->scratch[i] = w->b[ids[i]];
@@ -177,8 +177,12 @@ static int plan_piece(struct walk *w, const uint32_t *ids, size_t m, double *rat
 		w->scratch[i].offset = 0;
 	}
 	w->pieces++;
-	if (vnpu_plan_compute(w->scratch, m, &o, &st) != VNPU_SUCCESS)
+	/* Checked apart from the planner, as every plan of the benchmark. */
+	if (vnpu_plan_compute(w->scratch, m, &o, &st) != VNPU_SUCCESS ||
+	    pgen_check(w->scratch, m, &arena) || arena != st.arena_size) {
+		fprintf(stderr, "planner_bench: a piece of %zu buffers: bad plan\n", m);
 		return -1;
+	}
 	*ratio = (double)st.arena_size / (double)(hi - lo);
 	return st.arena_size == hi - lo;
 }
@@ -405,7 +409,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (do_emit || do_cores) {
-		if (argc - optind != 3) {
+		if (argc - optind != 3 || (do_emit && do_cores)) {
 			usage(stderr);
 			return 1;
 		}
