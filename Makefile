@@ -115,6 +115,11 @@ HOST_TESTS += $(BUILD)/host/packaging-checks
 HOST_TESTS += $(BUILD)/host/packaging-system
 # The VM runner with a fake QEMU: KVM probe, fallback, stall and oops verdicts.
 HOST_TESTS += $(BUILD)/host/run-vm-test
+# The planner benchmark's modes on small instances and its bad arguments
+# (selftests/host/planner-bench-test.sh). The benchmark itself is built in
+# build/bench/, not build/host/: tools/check.sh runs every program there.
+PLANNER_BENCH := $(BUILD)/bench/planner_bench
+HOST_TESTS += $(BUILD)/host/planner-bench-check
 
 .PHONY: all module runtime tools selftests hosttests check check-debug debug-kernel demo stress stress-debug fuzz bench-runtime bench-mem lint install \
 	deps clean FORCE
@@ -254,19 +259,19 @@ $(BUILD)/bin/vnpu-poold $(BUILD)/inst/bin/vnpu-poold $(BUILD)/bin/vnpu-pool $(BU
 
 # One table row per instance; MiniMalloc instances get the capacity their
 # file name ends in.
-bench-planner: $(BUILD)/bin/vnpu-plan $(BUILD)/host/planner_bench
+bench-planner: $(BUILD)/bin/vnpu-plan $(PLANNER_BENCH)
 	@echo "| instance | buffers | LB | greedy | best | greedy/ref | best/ref | ms | cpu ms | nodes |"
 	@for f in $(PLANNER_DATA)/*.csv; do \
 		cap=$$(basename $$f .csv | sed -n 's/^minimalloc__.*\.\([0-9][0-9]*\)$$/--capacity \1/p'); \
 		$(BUILD)/bin/vnpu-plan --table $$cap $$f || exit 1; \
 	done
-	@$(BUILD)/host/planner_bench $(PLANNER_BENCH_ARGS)
+	@$(PLANNER_BENCH) $(PLANNER_BENCH_ARGS)
 
 # Generated instances of known optimum (selftests/host/planner_gen.c), per
 # family and size: share at the optimum, worst ratio, time. The default (50
 # seeds, 200 to 6,000 buffers, every family) takes about half an hour of
 # CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
-$(BUILD)/host/planner_bench: selftests/host/planner_bench.c selftests/host/planner_gen.c \
+$(PLANNER_BENCH): selftests/host/planner_bench.c selftests/host/planner_gen.c \
 		selftests/host/planner_gen.h $(RT_SO) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Ilibruntime/include $(filter %.c,$^) -o $@ -L$(BUILD)/lib -lvnpurt \
@@ -673,8 +678,10 @@ $(BUILD)/host/packaging-checks: selftests/packaging/host-checks.sh
 $(BUILD)/host/packaging-system: selftests/packaging/system-checks.sh
 $(BUILD)/host/run-vm-test: selftests/host/run-vm-test.sh
 $(BUILD)/host/layer-check: selftests/host/layer-check-test.sh tools/layer-check.sh
+$(BUILD)/host/planner-bench-check: selftests/host/planner-bench-test.sh $(PLANNER_BENCH) \
+	$(BUILD)/bin/vnpu-plan
 $(BUILD)/host/packaging-checks $(BUILD)/host/packaging-system $(BUILD)/host/run-vm-test \
-		$(BUILD)/host/layer-check:
+		$(BUILD)/host/layer-check $(BUILD)/host/planner-bench-check:
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s" "$$@"\n' $< >$@
 	chmod +x $@

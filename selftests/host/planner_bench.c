@@ -45,23 +45,59 @@ static int family_of(const char *name)
 	return -1;
 }
 
+/* Buffers per instance and seeds per row the command line may ask for. */
+#define BENCH_MAX_BUFFERS 1000000u
+#define BENCH_MAX_SEEDS 100000u
+
+/*
+ * @s as a decimal number in [@min, @max] into *@v; 0, or -1 (said why,
+ * naming @what) when it is not one.
+ */
+static int number(const char *what, const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) {
+			x = UINT64_MAX;
+			break;
+		}
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s || *p || x < min || x > max) {
+		fprintf(stderr, "planner_bench: %s '%s': not a number from %" PRIu64 " to %" PRIu64
+			"\n", what, s, min, max);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
 /*
  * The instance FAMILY N SEED of the command line, with its witness plan;
- * NULL (said why) for an unknown family, or one without a known plan when
- * @known.
+ * NULL (said why) for an unknown family, a bad number, or a family
+ * without a known plan when @known.
  */
 static struct vnpu_plan_buffer *instance(const char *fam, const char *ns, const char *seeds,
 					 int known, size_t *count, uint64_t *opt)
 {
 	int f = family_of(fam);
+	uint64_t n, seed;
+	struct vnpu_plan_buffer *b;
 
 	if (f < 0 || (known && !pgen_known_optimum((unsigned int)f))) {
 		fprintf(stderr, f < 0 ? "planner_bench: unknown family '%s'\n" :
 			"planner_bench: family '%s' has no known plan\n", fam);
 		return NULL;
 	}
-	return pgen_generate((unsigned int)f, strtoull(ns, NULL, 10), strtoull(seeds, NULL, 10),
-			     count, opt);
+	if (number("buffers", ns, 1, BENCH_MAX_BUFFERS, &n) ||
+	    number("seed", seeds, 0, UINT64_MAX, &seed))
+		return NULL;
+	b = pgen_generate((unsigned int)f, n, seed, count, opt);
+	if (!b)
+		fprintf(stderr, "planner_bench: out of memory\n");
+	return b;
 }
 
 static int emit(const char *fam, const char *ns, const char *seeds)
@@ -267,7 +303,7 @@ static int walk_piece(struct walk *w, uint32_t *ids, size_t m)
 
 static int cores(const char *fam, const char *ns, const char *seeds, unsigned int ms)
 {
-	struct walk w = { .ms = ms, .seed = strtoull(seeds, NULL, 10) };
+	struct walk w = { .ms = ms };
 	uint32_t *ids = NULL;
 	struct vnpu_plan_buffer *b;
 	size_t count;
@@ -277,6 +313,8 @@ static int cores(const char *fam, const char *ns, const char *seeds, unsigned in
 	b = instance(fam, ns, seeds, 1, &count, &opt);
 	if (!b)
 		return 1;
+	/* instance() checked the seed: planned with it, as the benchmark does. */
+	w.seed = strtoull(seeds, NULL, 10);
 	w.b = b;
 	w.scratch = malloc(count * sizeof(*w.scratch));
 	w.keys = malloc(2 * count * sizeof(*w.keys));
@@ -354,7 +392,7 @@ int main(int argc, char **argv)
 	};
 	size_t sizes[32] = { 200, 400, 700, 1500, 3000, 6000 }, nsizes = 6;
 	unsigned int fams[PGEN_FAMILIES], nfams = PGEN_FAMILIES, ms = 0, seeds = 50;
-	uint64_t first_seed = 1;
+	uint64_t first_seed = 1, v;
 	int opt, do_emit = 0, do_cores = 0;
 
 	for (unsigned int f = 0; f < PGEN_FAMILIES; f++)
@@ -362,37 +400,61 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			seeds = (unsigned int)strtoul(optarg, NULL, 10);
+			if (number("--seeds", optarg, 1, BENCH_MAX_SEEDS, &v))
+				return 1;
+			seeds = (unsigned int)v;
 			break;
 		case 'n': {
-			char *p = optarg;
+			char *tok = strtok(optarg, ",");
 
-			for (nsizes = 0; *p && nsizes < 32; nsizes++) {
-				sizes[nsizes] = strtoull(p, &p, 10);
-				if (*p == ',')
-					p++;
+			for (nsizes = 0; tok; tok = strtok(NULL, ",")) {
+				if (nsizes == sizeof(sizes) / sizeof(sizes[0])) {
+					fprintf(stderr, "planner_bench: more than %zu sizes\n",
+						nsizes);
+					return 1;
+				}
+				if (number("--sizes", tok, 1, BENCH_MAX_BUFFERS, &v))
+					return 1;
+				sizes[nsizes++] = v;
+			}
+			if (!nsizes) {
+				fprintf(stderr, "planner_bench: --sizes lists no size\n");
+				return 1;
 			}
 			break;
 		}
 		case 'f': {
 			char *tok = strtok(optarg, ",");
 
-			for (nfams = 0; tok && nfams < PGEN_FAMILIES; tok = strtok(NULL, ",")) {
+			for (nfams = 0; tok; tok = strtok(NULL, ",")) {
 				int f = family_of(tok);
 
 				if (f < 0) {
 					fprintf(stderr, "planner_bench: unknown family '%s'\n", tok);
 					return 1;
 				}
+				if (nfams == PGEN_FAMILIES) {
+					fprintf(stderr, "planner_bench: more than %u families\n",
+						nfams);
+					return 1;
+				}
 				fams[nfams++] = (unsigned int)f;
+			}
+			if (!nfams) {
+				fprintf(stderr, "planner_bench: --families lists no family\n");
+				return 1;
 			}
 			break;
 		}
 		case 't':
-			ms = (unsigned int)strtoul(optarg, NULL, 10);
+			if (number("--time-limit", optarg, 0, UINT32_MAX, &v))
+				return 1;
+			ms = (unsigned int)v;
 			break;
 		case 'S':
-			first_seed = strtoull(optarg, NULL, 10);
+			if (number("--first-seed", optarg, 0, UINT64_MAX - BENCH_MAX_SEEDS, &v))
+				return 1;
+			first_seed = v;
 			break;
 		case 'e':
 			do_emit = 1;
@@ -416,6 +478,10 @@ int main(int argc, char **argv)
 		if (do_cores)
 			return cores(argv[optind], argv[optind + 1], argv[optind + 2], ms);
 		return emit(argv[optind], argv[optind + 1], argv[optind + 2]);
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 1;
 	}
 	printf("| family | buffers | seeds | at optimum | worst ratio (seed) | mean ratio"
 	       " | mean ms | max ms |\n");

@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Description: the planner benchmark (build/bench/planner_bench, run by
+# `make bench-planner`) on small generated instances: its table, --emit
+# (an instance vnpu-plan reads, the same for the same seed, its witness
+# plan valid at the optimum it states) and --cores; and every bad argument
+# refused with a message, nothing printed to stdout. Run by `make check`
+# as build/host/planner-bench-check. Prints kselftest TAP.
+set -uo pipefail
+
+top=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd -P)
+cd "$top" || exit 1
+# shellcheck source=selftests/packaging/lib.sh
+. selftests/packaging/lib.sh
+
+bench=build/bench/planner_bench
+plan=build/bin/vnpu-plan
+work=$(mktemp -d /tmp/vnpu-planner-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# One row per family and size, each over the seeds asked for, its ratios
+# at least 1 and its count at the optimum within the seeds.
+t_table() {
+	"$bench" --seeds 3 --sizes 60,120 --families guillotine,chain --time-limit 100 \
+		>"$work/table" || return 1
+	cat "$work/table"
+	[ "$(grep -c '^| ' "$work/table")" = 5 ] || return 1
+	awk -F'|' 'NR > 2 {
+		split($5, at, " ")
+		split($6, worst, " ")
+		if ($4 + 0 != 3 || at[1] + 0 > 3 || worst[1] + 0 < 1 || $7 + 0 < 1)
+			bad++
+		rows++
+	} END { exit rows != 4 || bad }' "$work/table" || return 1
+	grep -q '^| guillotine | ' "$work/table" && grep -q '^| chain | ' "$work/table"
+}
+
+# The arena of a plan in vnpu-plan's output format (id,lower,upper,size,
+# offset); fails when two buffers live at once overlap in memory.
+arena_of() {
+	awk -F, 'NR > 1 {
+		m++; a[m] = $2; b[m] = $3; s[m] = $4; o[m] = $5
+		if ($5 + $4 > top) top = $5 + $4
+	} END {
+		for (i = 1; i <= m; i++)
+			for (j = i + 1; j <= m; j++)
+				if (a[i] < b[j] && a[j] < b[i] && o[i] < o[j] + s[j] && o[j] < o[i] + s[i]) {
+					print "buffers " i - 1 " and " j - 1 " overlap" > "/dev/stderr"
+					exit 1
+				}
+		print top + 0
+	}' "$1"
+}
+
+# The CSV has the header and one line per buffer the generator reports,
+# the same for the same seed and not for another; its witness plan
+# (PGEN_WITNESS) is valid at exactly the optimum it states, and vnpu-plan
+# plans it validly and no lower.
+t_emit() {
+	local n opt arena
+	PGEN_WITNESS="$work/witness" "$bench" --emit guillotine 150 7 >"$work/a.csv" \
+		2>"$work/a.err" || return 1
+	cat "$work/a.err"
+	"$bench" --emit guillotine 150 7 >"$work/b.csv" 2>/dev/null || return 1
+	"$bench" --emit guillotine 150 8 >"$work/c.csv" 2>/dev/null || return 1
+	cmp -s "$work/a.csv" "$work/b.csv" || { echo "same seed, other instance"; return 1; }
+	cmp -s "$work/a.csv" "$work/c.csv" && { echo "other seed, same instance"; return 1; }
+	n=$(sed -n 's/^guillotine: \([0-9]*\) buffers, optimum \([0-9]*\)$/\1/p' "$work/a.err")
+	opt=$(sed -n 's/^guillotine: \([0-9]*\) buffers, optimum \([0-9]*\)$/\2/p' "$work/a.err")
+	[ -n "$n" ] && [ -n "$opt" ] || return 1
+	[ "$(head -1 "$work/a.csv")" = id,lower,upper,size ] || return 1
+	[ "$(($(wc -l <"$work/a.csv") - 1))" = "$n" ] || return 1
+	[ "$(wc -l <"$work/witness")" = "$n" ] || return 1
+	{
+		echo id,lower,upper,size,offset
+		tail -n +2 "$work/a.csv" | paste -d, - "$work/witness"
+	} >"$work/witness.csv"
+	arena=$(arena_of "$work/witness.csv") || return 1
+	echo "witness arena $arena, optimum $opt"
+	[ "$arena" = "$opt" ] || return 1
+	"$plan" "$work/a.csv" --time-limit 200 --output "$work/plan.csv" || return 1
+	arena=$(arena_of "$work/plan.csv") || return 1
+	echo "vnpu-plan arena $arena"
+	[ "$arena" -ge "$opt" ]
+}
+
+# --cores walks the witness: the whole instance at least is planned, the
+# summary names the instance, and it counts the cores reported (on 1 ms
+# per piece, some usually are).
+t_cores() {
+	local cores
+	"$bench" --cores guillotine 400 3 --time-limit 1 >"$work/cores" || return 1
+	cat "$work/cores"
+	cores=$(sed -nE 's/^guillotine [0-9]+ seed 3: pieces planned [1-9][0-9]*, cores ([0-9]+)$/\1/p' \
+		"$work/cores")
+	[ -n "$cores" ] || return 1
+	[ "$(grep -cE '^core: [0-9]+ buffers, .* planned at [0-9.]+ of its optimum$' \
+		"$work/cores")" = "$cores" ]
+}
+
+# Runs the benchmark with "$@"; passes when it fails with a message on
+# stderr naming $expect and prints nothing on stdout.
+refused() {
+	local expect=$1
+	shift
+	if "$bench" "$@" >"$work/out" 2>"$work/err"; then
+		echo "accepted: $*"
+		return 1
+	fi
+	cat "$work/err"
+	[ ! -s "$work/out" ] && grep -qF -- "$expect" "$work/err"
+}
+
+t_bad_arguments() {
+	local fails=0
+	refused "unknown family 'nosuch'" --families guillotine,nosuch || fails=1
+	refused "--families lists no family" --families , || fails=1
+	refused "--seeds '0'" --seeds 0 || fails=1
+	refused "--seeds 'ten'" --seeds ten || fails=1
+	refused "--sizes '1x'" --sizes 200,1x || fails=1
+	refused "--sizes '0'" --sizes 0 || fails=1
+	refused "--sizes lists no size" --sizes , || fails=1
+	refused "--time-limit '-1'" --time-limit -1 || fails=1
+	refused "--first-seed '99999999999999999999'" --first-seed 99999999999999999999 ||
+		fails=1
+	refused "buffers '2000000'" --emit guillotine 2000000 1 || fails=1
+	refused "seed '1.5'" --cores guillotine 100 1.5 || fails=1
+	refused "unknown family 'nosuch'" --emit nosuch 100 1 || fails=1
+	refused "family 'random' has no known plan" --cores random 100 1 || fails=1
+	refused "usage:" --emit guillotine 100 || fails=1
+	refused "usage:" --emit --cores guillotine 100 1 || fails=1
+	refused "usage:" guillotine || fails=1
+	refused "usage:" --no-such-option || fails=1
+	return $fails
+}
+
+tap_begin
+if [ ! -x "$bench" ] || [ ! -x "$plan" ]; then
+	echo "# $bench or $plan missing: run make first"
+	tap_run built false
+else
+	tap_run table t_table
+	tap_run emit t_emit
+	tap_run cores t_cores
+	tap_run bad-arguments t_bad_arguments
+fi
+tap_end
