@@ -14,6 +14,7 @@
 
 static const char *const names[PGEN_FAMILIES] = {
 	"guillotine", "tiling", "ladder", "chain", "guillotine-fine", "random",
+	"guillotine-area", "guillotine-aspect",
 };
 
 const char *pgen_family_name(unsigned int family)
@@ -63,12 +64,19 @@ static struct vnpu_plan_buffer *to_buffers(const struct rect *r, size_t n)
 	return b;
 }
 
+/* How guillotine() picks the piece to cut and the direction of the cut. */
+enum cut_rule {
+	CUT_UNIFORM,	/* any piece alike, time or memory by a coin */
+	CUT_AREA,	/* a piece in proportion to its area, by a coin */
+	CUT_ASPECT,	/* any piece alike, across its relatively longer side */
+};
+
 /*
  * Random guillotine cuts of a random piece until there are @n pieces, on
- * a time line of @stretch steps per piece.
+ * a time line of @stretch steps per piece, by @rule.
  */
 static struct rect *guillotine(uint64_t *s, size_t n, uint64_t cap, size_t *count,
-			       uint64_t stretch)
+			       uint64_t stretch, enum cut_rule rule)
 {
 	struct rect *r = calloc(n + 1, sizeof(*r));
 	uint64_t horizon = (n < 8 ? 8 : n) * stretch;
@@ -79,12 +87,29 @@ static struct rect *guillotine(uint64_t *s, size_t n, uint64_t cap, size_t *coun
 	r[0] = (struct rect){ 0, horizon, 0, cap };
 	while (k < n && tries < 64 * n) {
 		struct rect *p = &r[rng(s) % k];
-		int can_t = p->t1 - p->t0 >= 2, can_y = p->y1 - p->y0 >= 2;
+		int can_t, can_y, in_time;
 
+		if (rule == CUT_AREA) {
+			/* The piece under a random point: the pieces tile the rectangle. */
+			uint64_t t = uni(s, 0, horizon - 1), y = uni(s, 0, cap - 1);
+
+			for (p = r; t < p->t0 || t >= p->t1 || y < p->y0 || y >= p->y1; p++)
+				;
+		}
+		can_t = p->t1 - p->t0 >= 2;
+		can_y = p->y1 - p->y0 >= 2;
 		tries++;
 		if (!can_t && !can_y)
 			continue;
-		if (can_t && (!can_y || rng(s) & 1)) {
+		if (rule == CUT_ASPECT) {
+			/* Length and height, each relative to the whole rectangle's. */
+			uint64_t across_t = (p->t1 - p->t0) * cap, across_y = (p->y1 - p->y0) * horizon;
+
+			in_time = can_t && (!can_y || rng(s) % (across_t + across_y) < across_t);
+		} else {
+			in_time = can_t && (!can_y || rng(s) & 1);
+		}
+		if (in_time) {
 			uint64_t c = uni(s, p->t0 + 1, p->t1 - 1);
 
 			r[k] = (struct rect){ c, p->t1, p->y0, p->y1 };
@@ -277,10 +302,16 @@ struct vnpu_plan_buffer *pgen_generate(unsigned int family, size_t n, uint64_t s
 	*count = n;
 	switch (family) {
 	case PGEN_GUILLOTINE:
-		r = guillotine(&s, n, cap, count, 1);
+		r = guillotine(&s, n, cap, count, 1, CUT_UNIFORM);
 		break;
 	case PGEN_GUILLOTINE_FINE:
-		r = guillotine(&s, n, cap, count, 1000);
+		r = guillotine(&s, n, cap, count, 1000, CUT_UNIFORM);
+		break;
+	case PGEN_GUILLOTINE_AREA:
+		r = guillotine(&s, n, cap, count, 1, CUT_AREA);
+		break;
+	case PGEN_GUILLOTINE_ASPECT:
+		r = guillotine(&s, n, cap, count, 1, CUT_ASPECT);
 		break;
 	case PGEN_TILING:
 		r = tiling(&s, n, cap, count);

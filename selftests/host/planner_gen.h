@@ -33,6 +33,13 @@
  * @PGEN_GUILLOTINE_FINE: as @PGEN_GUILLOTINE on a time line 1,000 times
  *	longer, so that cuts seldom fall on the same instant
  * @PGEN_RANDOM: random lifetimes and sizes; only the lower bound is known
+ * @PGEN_GUILLOTINE_AREA: as @PGEN_GUILLOTINE, but the piece cut next is
+ *	chosen in proportion to its area, not uniformly: pieces of more even
+ *	size, fewer tiny ones
+ * @PGEN_GUILLOTINE_ASPECT: as @PGEN_GUILLOTINE, but a piece is cut across
+ *	its longer side (relative to the time line and to the capacity) in
+ *	proportion to that side, not by a coin: long pieces in time, tall
+ *	ones in memory
  */
 enum pgen_family {
 	PGEN_GUILLOTINE,
@@ -41,6 +48,8 @@ enum pgen_family {
 	PGEN_CHAIN,
 	PGEN_GUILLOTINE_FINE,
 	PGEN_RANDOM,
+	PGEN_GUILLOTINE_AREA,
+	PGEN_GUILLOTINE_ASPECT,
 	PGEN_FAMILIES
 };
 

@@ -530,6 +530,58 @@ TEST(generated_witnesses_are_perfect)
 	EXPECT_STREQ("guillotine", pgen_family_name(PGEN_GUILLOTINE));
 }
 
+/*
+ * Of the pieces of a generated packing of @family (seeds 1 to 5, 1,000
+ * buffers each): how many are tiny (under 1/20 of an even share of the
+ * rectangle's area), and how many are elongated (one side, relative to
+ * the time line or the capacity, over 8 times the other).
+ */
+static void piece_shapes(unsigned int family, unsigned int *tiny, unsigned int *elongated)
+{
+	*tiny = 0;
+	*elongated = 0;
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		size_t count = 0;
+		uint64_t opt = 0, horizon = 0;
+		struct vnpu_plan_buffer *b = pgen_generate(family, 1000, seed, &count, &opt);
+
+		if (!b)
+			return;
+		for (size_t i = 0; i < count; i++)
+			horizon = b[i].last > horizon ? b[i].last : horizon;
+		for (size_t i = 0; i < count; i++) {
+			/* Both sides relative to the rectangle's: time * opt, size * horizon. */
+			double along = (double)(b[i].last - b[i].first) * (double)opt;
+			double across = (double)b[i].size * (double)horizon;
+
+			*tiny += along * (double)b[i].size * 20.0 * (double)count <
+				 (double)horizon * (double)opt * (double)opt;
+			*elongated += along > 8 * across || across > 8 * along;
+		}
+		free(b);
+	}
+}
+
+TEST(generated_cut_rules_shape_the_pieces)
+{
+	/*
+	 * guillotine-area cuts pieces in proportion to their area, so leaves
+	 * fewer tiny ones than guillotine's uniform choice; guillotine-aspect
+	 * cuts across the longer side, so leaves fewer elongated ones.
+	 */
+	unsigned int tiny_u, long_u, tiny_area, long_area, tiny_aspect, long_aspect;
+
+	piece_shapes(PGEN_GUILLOTINE, &tiny_u, &long_u);
+	piece_shapes(PGEN_GUILLOTINE_AREA, &tiny_area, &long_area);
+	piece_shapes(PGEN_GUILLOTINE_ASPECT, &tiny_aspect, &long_aspect);
+	TH_LOG("tiny %u / %u / %u, elongated %u / %u / %u (uniform / area / aspect)",
+	       tiny_u, tiny_area, tiny_aspect, long_u, long_area, long_aspect);
+	EXPECT_LT(tiny_area * 2, tiny_u);
+	EXPECT_LT(long_aspect * 2, long_u);
+	EXPECT_STREQ("guillotine-area", pgen_family_name(PGEN_GUILLOTINE_AREA));
+	EXPECT_STREQ("guillotine-aspect", pgen_family_name(PGEN_GUILLOTINE_ASPECT));
+}
+
 TEST(checker_catches_overlap)
 {
 	struct vnpu_plan_buffer b[] = {
