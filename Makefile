@@ -269,7 +269,7 @@ bench-planner: $(BUILD)/bin/vnpu-plan $(PLANNER_BENCH)
 
 # Generated instances of known optimum (selftests/host/planner_gen.c), per
 # family and size: share at the optimum, worst ratio, time. The default (50
-# seeds, 200 to 6,000 buffers, every family) takes about 40 minutes of
+# seeds, 200 to 6,000 buffers, every family) takes about a quarter of an hour of
 # CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
 $(PLANNER_BENCH): selftests/host/planner_bench.c selftests/host/planner_gen.c \
 		selftests/host/planner_gen.h $(RT_SO) $(RT_HEADERS)
