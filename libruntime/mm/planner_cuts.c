@@ -923,6 +923,8 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 	kept = malloc(pb->n * sizeof(*kept));
 	if (!ids || !c.sub || !c.off || !kept || pcs_back_init(pb, &back) != SKS_FOUND)
 		goto out;
+	/* The deadline may pass before the first pass starts: that is a timeout. */
+	r = SKS_TIMEOUT;
 	/* Forwards in time on half the time, then backwards (struct pcs_back). */
 	for (int pass = 0; pass < 2 && low > target; pass++) {
 		c.begin = vnpu_plan_cpu_ns();

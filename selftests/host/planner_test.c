@@ -1281,6 +1281,40 @@ TEST(committed_cuts_refuse_what_does_not_split)
 	bounds_and_deadline_checked(_metadata, PGEN_GUILLOTINE, 700, 1, pcs_commit_run);
 }
 
+TEST(committed_cuts_time_out_as_timeouts)
+{
+	/*
+	 * A deadline that passes while the stage sets up (after its first
+	 * check of the clock, before its first pass) is a timeout, not a
+	 * lack of memory: it was reported as SKS_NOMEM, and the planner
+	 * then failed with VNPU_ERROR_OUT_OF_HOST_MEMORY on a 1 ms budget
+	 * (planner_bench --cores guillotine 400 3 --time-limit 1, about one
+	 * run in five). Deadlines 0 to 300 us ahead, each a few times.
+	 */
+	size_t count = 0;
+	uint64_t opt = 0, nodes = 0;
+	struct vnpu_plan_buffer *b = pgen_generate(PGEN_GUILLOTINE, 400, 3, &count, &opt);
+	unsigned int nomem = 0, timeouts = 0;
+	struct sections x;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	for (uint64_t us = 0; us <= 300; us += 2) {
+		for (int k = 0; k < 4; k++) {
+			int r = pcs_commit_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + us * 1000, x.off,
+					       &nodes);
+
+			nomem += r == SKS_NOMEM;
+			timeouts += r == SKS_TIMEOUT;
+		}
+	}
+	TH_LOG("%u timeouts of %u runs", timeouts, 151 * 4);
+	EXPECT_EQ(0, nomem);
+	EXPECT_LT(0, timeouts);
+	sections_free(&x);
+	free(b);
+}
+
 /*
  * At the boundary the 2 that ends could as well make room for the two 1s
  * that start: no merge is forced.
