@@ -121,6 +121,9 @@ t_bad_arguments() {
 	refused "--sizes '1x'" --sizes 200,1x || fails=1
 	refused "--sizes '0'" --sizes 0 || fails=1
 	refused "--sizes lists no size" --sizes , || fails=1
+	refused "more than 32 sizes" --sizes "$(seq -s, 1 33)" || fails=1
+	refused "more than 8 families" \
+		--families "$(printf 'chain,%.0s' 1 2 3 4 5 6 7 8)chain" || fails=1
 	refused "--time-limit '-1'" --time-limit -1 || fails=1
 	refused "--first-seed '99999999999999999999'" --first-seed 99999999999999999999 ||
 		fails=1
