@@ -159,13 +159,7 @@ static void mg_shift_or(uint64_t *bits, size_t words, uint64_t k, int up)
 	if (q >= words)
 		return;
 	if (up) {
-		for (size_t i = words; i-- > q;) {
-			uint64_t v = bits[i - q] << r;
-
-			if (r && i > q)
-				v |= bits[i - q - 1] >> (64 - r);
-			bits[i] |= v;
-		}
+		vnpu_plan_bits_add(bits, words, k);
 	} else {
 		for (size_t i = 0; i + q < words; i++) {
 			uint64_t v = bits[i + q] >> r;

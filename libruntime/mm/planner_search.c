@@ -147,6 +147,21 @@ uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
+void vnpu_plan_bits_add(uint64_t *bits, size_t words, uint64_t k)
+{
+	size_t q = (size_t)(k / 64);
+	unsigned int r = (unsigned int)(k % 64);
+
+	/* From the top down: each word reads only words below it, not yet moved. */
+	for (size_t i = words; i-- > q;) {
+		uint64_t v = bits[i - q] << r;
+
+		if (r && i > q)
+			v |= bits[i - q - 1] >> (64 - r);
+		bits[i] |= v;
+	}
+}
+
 int vnpu_plan_perfect(const struct sks_problem *pb, uint64_t target, uint64_t *unit)
 {
 	*unit = target;

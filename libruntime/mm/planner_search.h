@@ -323,6 +323,12 @@ uint64_t vnpu_plan_cpu_ns(void);
 /* Greatest common divisor of @a and @b (@a when @b is 0). */
 uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b);
 
+/*
+ * A subset sum step: @bits |= @bits << @k over @words words, the bits
+ * shifted past the top dropped.
+ */
+void vnpu_plan_bits_add(uint64_t *bits, size_t words, uint64_t k);
+
 /* The splitmix64 finalizer: a 64-bit hash of @z. */
 uint64_t vnpu_plan_mix64(uint64_t z);
 

@@ -135,20 +135,9 @@ static int sw_fillable(struct sw *w, const uint32_t *ids, size_t k, uint64_t len
 	memset(w->bits, 0, words * sizeof(*w->bits));
 	w->bits[0] = 1;
 	for (size_t i = 0; i < k; i++) {
-		uint64_t z = size[ids[i]], sh, ws, bs;
-
-		if (z > len)
+		if (size[ids[i]] > len)
 			continue;
-		sh = z / w->unit;
-		ws = sh / 64;
-		bs = sh % 64;
-		for (uint64_t j = words; j-- > ws;) {
-			uint64_t v = w->bits[j - ws] << bs;
-
-			if (bs && j > ws)
-				v |= w->bits[j - ws - 1] >> (64 - bs);
-			w->bits[j] |= v;
-		}
+		vnpu_plan_bits_add(w->bits, words, size[ids[i]] / w->unit);
 		if (sw_any(w->bits, from, top))
 			return 1;
 	}

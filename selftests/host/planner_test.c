@@ -1229,6 +1229,29 @@ TEST(committed_cuts_plan_guillotine_packings)
 	EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_GUILLOTINE, 1500, 19, 0, 0));
 }
 
+/*
+ * The committed cuts tile @b (@count buffers, a perfect packing) in fewer
+ * than @most nodes, with a valid plan at the lower bound.
+ */
+static void commit_tiles(struct __test_metadata *_metadata, struct vnpu_plan_buffer *b,
+			 size_t count, uint64_t most)
+{
+	uint64_t nodes = 0, arena = 0;
+	struct sections x;
+
+	ASSERT_EQ(0, sections_init(&x, b, count));
+	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb,
+					    vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull,
+					    x.off, &nodes));
+	TH_LOG("%llu nodes", (unsigned long long)nodes);
+	EXPECT_GT(most, nodes);
+	for (size_t i = 0; i < count; i++)
+		b[i].offset = x.off[i];
+	EXPECT_EQ(0, pgen_check(b, count, &arena));
+	EXPECT_EQ(x.lb, arena);
+	sections_free(&x);
+}
+
 TEST(strip_cuts_where_little_ends_are_skipped)
 {
 	/*
@@ -1242,22 +1265,41 @@ TEST(strip_cuts_where_little_ends_are_skipped)
 	 * quarter of a second), in 11,377 when every boundary is tried.
 	 */
 	size_t count = 0;
-	uint64_t opt = 0, nodes = 0, arena = 0;
+	uint64_t opt = 0;
 	struct vnpu_plan_buffer *b = pgen_generate(PGEN_GUILLOTINE_AREA, 6000, 10, &count, &opt);
-	struct sections x;
 
 	ASSERT_NE(NULL, b);
-	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb,
-					    vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull,
-					    x.off, &nodes));
-	TH_LOG("%llu nodes", (unsigned long long)nodes);
-	EXPECT_GT(10000, nodes);
+	commit_tiles(_metadata, b, count, 10000);
+	free(b);
+}
+
+TEST(strip_widths_are_subset_sums_of_every_section)
+{
+	/*
+	 * guillotine 1,500 seed 13 ends in a slab of 1,201 buffers over
+	 * [1316, 1500), 27 live in a section on average, 975 in one only:
+	 * two strips, of 3,026 and 11,637 units. Of the widths at least
+	 * c0's, four are a subset sum of every section's buffers, and the
+	 * section rows keep the width to them. Run backwards in time (as
+	 * the committed cuts' second pass runs it), the slab is tiled in
+	 * 10,590 nodes; without the widths no strip was found in either
+	 * direction (SKS_INFEASIBLE: the whole instance) and the planner
+	 * planned the slab at 1.0552 of its width.
+	 */
+	size_t count = 0, m = 0;
+	uint64_t opt = 0;
+	struct vnpu_plan_buffer *b = pgen_generate(PGEN_GUILLOTINE, 1500, 13, &count, &opt);
+
+	ASSERT_NE(NULL, b);
 	for (size_t i = 0; i < count; i++)
-		b[i].offset = x.off[i];
-	EXPECT_EQ(0, pgen_check(b, count, &arena));
-	EXPECT_EQ(opt, arena);
-	sections_free(&x);
+		if (b[i].first >= 1316) {
+			b[m] = b[i];
+			b[m].first = 1500 - b[i].last;
+			b[m].last = 1500 - b[i].first;
+			m++;
+		}
+	ASSERT_EQ(1201, m);
+	commit_tiles(_metadata, b, m, 20000);
 	free(b);
 }
 
