@@ -74,11 +74,14 @@
 /*
  * The widths a slab's strip can have (pcs_widths()): from up to
  * PCS_WIDTH_SECTIONS sections of at most PCS_WIDTH_SECTION_MAX buffers,
- * for slabs up to PCS_WIDTH_BITS_MAX units (the sizes' gcd) wide.
+ * for slabs up to PCS_WIDTH_BITS_MAX units (the sizes' gcd) wide, within
+ * about PCS_WIDTH_WORK word operations: a few ms at most, however fine the
+ * sizes (the 1,201-buffer slab of guillotine 1,500 seed 13 takes 254,380).
  */
 #define PCS_WIDTH_SECTIONS 64u
 #define PCS_WIDTH_SECTION_MAX 32u
 #define PCS_WIDTH_BITS_MAX (1u << 18)
+#define PCS_WIDTH_WORK (1ull << 22)
 
 struct pcs {
 	const struct sks_problem *pb;
@@ -658,7 +661,7 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 static int pcs_widths(struct pcs_band *b, uint64_t least, uint64_t width)
 {
 	const uint64_t *size = b->c->pb->size;
-	uint64_t unit = 0, *sums;
+	uint64_t unit = 0, *sums, work = 0;
 	uint32_t done = 0;
 
 	for (uint32_t i = 0; i < b->m; i++)
@@ -672,10 +675,13 @@ static int pcs_widths(struct pcs_band *b, uint64_t least, uint64_t width)
 		return SKS_NOMEM;
 	sums = b->widths + b->words;
 	memset(b->widths, 0xff, b->words * sizeof(*b->widths));
-	for (uint32_t live = 1; live <= PCS_WIDTH_SECTION_MAX && done < PCS_WIDTH_SECTIONS; live++)
-		for (uint32_t s = 0; s <= b->nev && done < PCS_WIDTH_SECTIONS; s++) {
+	for (uint32_t live = 1; live <= PCS_WIDTH_SECTION_MAX && done < PCS_WIDTH_SECTIONS &&
+	     work < PCS_WIDTH_WORK; live++)
+		for (uint32_t s = 0; s <= b->nev && done < PCS_WIDTH_SECTIONS &&
+		     work < PCS_WIDTH_WORK; s++) {
 			if (b->sec_first[s + 1] - b->sec_first[s] != live)
 				continue;
+			work += (uint64_t)(live + 2) * b->words;
 			done++;
 			memset(sums, 0, b->words * sizeof(*sums));
 			sums[0] = 1;
