@@ -21,11 +21,17 @@ stdout and to LOG, and the run is ended by killing QEMU when
     changed (the guest writes its results and a progress file there);
   - the whole run took longer than TIMEOUT seconds.
 
+A guest that powered off (the kernel's last line, "reboot: Power down")
+has ended the run: if QEMU has not exited OFF_GRACE seconds later (it
+has been seen to hang there under software emulation), it is killed and
+the run counts as QEMU's exit with status 0, which a power-off gives.
+
 Lines of the test runner's own output ("[group/label] ...", "vnpu-vm: ...",
 "[vm-checks] ...") are not scanned for kernel reports: tests may print those
 words. The verdict goes to FILE as one line "KIND: reason", where KIND is
-ok (QEMU exited by itself), stopped, oops, stall or timeout; the exit status
-is QEMU's own when it exited by itself, else 70 (stopped), 71 (oops),
+ok (QEMU exited by itself, or the guest powered off), stopped, oops, stall
+or timeout; the exit status is QEMU's own when it exited by itself, 0 when
+the guest powered off and QEMU was stopped, else 70 (stopped), 71 (oops),
 72 (stall) or 73 (timeout).
 """
 import argparse
@@ -48,6 +54,9 @@ KERNEL_REPORT = re.compile(
     r"Oops: |BUG: |Kernel panic|general protection fault|KASAN: |"
     r"soft lockup|rcu: INFO: |self-detected stall|blocked for more than")
 QEMU_STOP = re.compile(r"KVM internal error|kvm run failed|emulation failure")
+POWERED_OFF = re.compile(r"reboot: Power down")
+# Seconds QEMU gets to exit after the guest powered off.
+OFF_GRACE = 10
 
 
 class Qmp:
@@ -166,6 +175,7 @@ def main():
     deadline = None         # when a found kernel report has had its grace
     partial = b""
     exited = None           # when QEMU was seen to have exited
+    off = None              # when the guest was seen to power off
 
     def out(data):
         log.write(data)
@@ -197,6 +207,8 @@ def main():
                 if QEMU_STOP.search(line):
                     verdict = ("stopped", f"QEMU stopped the guest: {line.strip()}")
                     deadline = time.monotonic() + 1
+                elif POWERED_OFF.search(line):
+                    off = off or time.monotonic()
                 elif KERNEL_REPORT.search(line):
                     verdict = ("oops", f"kernel report on the console: {line.strip()}")
                     deadline = time.monotonic() + a.grace
@@ -211,9 +223,17 @@ def main():
             break
         if verdict:
             continue
+        if off is not None and now - off >= OFF_GRACE:
+            verdict = ("ok", f"the guest powered off; QEMU had not exited {OFF_GRACE}s later "
+                       "and was stopped")
+            break
         if now >= next_poll:
             next_poll = now + 1
             status = qmp.status()
+            if off is not None and status == "shutdown":
+                verdict = ("ok", "the guest powered off; QEMU stayed in its shutdown state "
+                           "and was stopped")
+                break
             if status in STOPPED_NOW:
                 verdict = ("stopped", f"guest stopped: QEMU status {status}")
                 deadline = now + 1
@@ -266,7 +286,7 @@ def main():
     with open(a.verdict, "w") as f:
         f.write(f"{verdict[0]}: {verdict[1]}\n")
     if verdict[0] == "ok":
-        return proc.returncode
+        return proc.returncode if off is None or rc is not None else 0
     return EXIT_CODES[verdict[0]]
 
 
