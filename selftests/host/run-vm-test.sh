@@ -52,12 +52,17 @@ if mode == "off-hang" and not kvm and "--version" not in args:
         sys.stdout.buffer.flush()
     p.wait()
     time.sleep(3600)
-if "--version" in args or not (kvm or mode in ("silent", "oops")):
+if "--version" in args or not (kvm or mode in ("silent", "oops", "off-shutdown")):
     os.execv("$real_qemu", ["$real_qemu"] + args)
-status = {"internal-error": "internal-error", "paused": "paused"}.get(mode, "running")
+status = {"internal-error": "internal-error", "paused": "paused",
+          "off-shutdown": "shutdown"}.get(mode, "running")
 if mode == "abort":
     print("qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69", flush=True)
     os.abort()
+# off-shutdown: the power-off line well before QMP answers "shutdown".
+if mode == "off-shutdown":
+    print("[    5.000000] reboot: Power down", flush=True)
+    time.sleep(1.5)
 qmp = next(a.split(",")[0][5:] for a in args if a.startswith("unix:"))
 srv = socket.socket(socket.AF_UNIX)
 srv.bind(qmp)
@@ -192,6 +197,13 @@ expect '[ $rc = 0 ] && grep -q "hello from the guest" "$tmp/off-hang/smoke/hello
 	"QEMU hanging after the guest powered off: the run passes (exit $rc)"
 expect 'grep -q "^ok: the guest powered off; QEMU had not exited" "$tmp/off-hang/vm-verdict"' \
 	"QEMU hanging after the guest powered off: stopped after its grace, the verdict says so (${secs}s)"
+
+# A guest that powered off while QMP says shutdown (QEMU caught on its way
+# out, or staying there): a power-off, not a stopped guest.
+run off-shutdown FAKE_MODE=off-shutdown VNPU_VM_ACCEL=tcg VNPU_VM_STALL=40
+expect 'grep -q "^ok: the guest powered off; QMP said shutdown" "$tmp/off-shutdown/vm-verdict" &&
+	! grep -q "guest stopped" "$tmp/err"' \
+	"QEMU in its shutdown state after the guest powered off: the verdict is a power-off (${secs}s)"
 
 echo "1..$n"
 echo "# Totals: pass:$((n - fails)) fail:$fails xfail:0 xpass:0 skip:0 error:0"

@@ -23,8 +23,9 @@ stdout and to LOG, and the run is ended by killing QEMU when
 
 A guest that powered off (the kernel's last line, "reboot: Power down")
 has ended the run: if QEMU has not exited OFF_GRACE seconds later (it
-has been seen to hang there under software emulation), it is killed and
-the run counts as QEMU's exit with status 0, which a power-off gives.
+has been seen to hang there under software emulation), or QMP then says
+shutdown (QEMU caught on its way out, not a stopped guest), it is killed
+and the run counts as QEMU's exit with status 0, which a power-off gives.
 
 Lines of the test runner's own output ("[group/label] ...", "vnpu-vm: ...",
 "[vm-checks] ...") are not scanned for kernel reports: tests may print those
@@ -231,8 +232,7 @@ def main():
             next_poll = now + 1
             status = qmp.status()
             if off is not None and status == "shutdown":
-                verdict = ("ok", "the guest powered off; QEMU stayed in its shutdown state "
-                           "and was stopped")
+                verdict = ("ok", "the guest powered off; QMP said shutdown and QEMU was stopped")
                 break
             if status in STOPPED_NOW:
                 verdict = ("stopped", f"guest stopped: QEMU status {status}")
