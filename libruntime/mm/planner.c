@@ -120,6 +120,26 @@
  */
 #define PLAN_CUTS_SHARE 4
 /*
+ * Budget share of the lazy sweep's plain pass as a probe, first of all on
+ * a target without slack, up to PLAN_SEARCH_MAX buffers, of the default
+ * budget at most (not on a piece). Where it refutes the instance (every
+ * plan needs a hole merged across groups: ladders whose lanes re-split
+ * across several lanes, 57 of seeds 201 to 260 of 1,500 buffers, 55 of
+ * them within 150 ms; guillotine packings 2 of 50), the sweeps that
+ * merge holes across groups go at once, before the stages for guillotine
+ * packings, which find nothing on a ladder and spent 1.25 s of the 2 s
+ * first (lazy_probe()): the hole sweep with its stall rule (ladders of
+ * 1,501, seeds 12, 14 and 27, in 17 to 253 ms instead of about 100; it
+ * gives up on the others in 110 to 190 ms), then the lazy sweep's pass
+ * with such merges on half of what is left. Ladders of 1,500, seeds 201
+ * to 400: 196 at the optimum instead of 192; guillotine packings of 700
+ * and 1,500 and guillotine-aspect of 1,500 (seeds 1 to 50) and ladders
+ * (seeds 1 to 100) as before. A 32nd was too short for the probe (seeds
+ * 210 and 307 are refuted in 107 and 137 ms), a third of what is left too
+ * short for the other pass.
+ */
+#define PLAN_LAZY_PROBE_SHARE 12
+/*
  * Budget share of the committed cuts (pcs_commit_run()), of what the cut
  * search leaves, on a target without slack at any size (not on a piece);
  * above PLAN_SEARCH_MAX buffers of what the band decomposition leaves
@@ -2057,6 +2077,46 @@ static int commit_cuts(const struct plan *p, uint64_t target, uint64_t deadline,
 }
 
 /*
+ * The lazy sweep's plain pass as a probe (PLAN_LAZY_PROBE_SHARE). When it
+ * refutes the instance, the sweeps that merge holes across groups go
+ * first: the hole sweep with its stall rule on PLAN_HOLES_SHARE (of the
+ * default budget at most), then the lazy sweep's pass with such merges on
+ * half of what is left (of any budget, as the lazy sweep's share where
+ * the instance is whole: PLAN_LAZY_SHARE_WHOLE). Returns 1 when that pass
+ * ran (the lazy sweep need not run again), 0 when it did not, -1 out of
+ * memory.
+ */
+static int lazy_probe(const struct plan *p, uint64_t target, uint64_t deadline,
+		      uint64_t *off, struct best *best, uint64_t *nodes)
+{
+	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
+				  p->sec_total };
+	uint64_t t = vnpu_plan_cpu_ns(), slice = t < deadline ? deadline - t : 0;
+	int r;
+
+	if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
+		slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
+	r = sws_lazy_pass(&pb, target, t + slice / PLAN_LAZY_PROBE_SHARE, 0, SWS_LAZY_PLAIN, off,
+			  nodes);
+	if (r == SKS_FOUND)
+		keep(best, off, plan_arena(p, off), p->n);
+	if (r != SKS_INFEASIBLE)
+		return r == SKS_NOMEM ? -1 : r == SKS_FOUND;
+	/* 1: tiled (kept), -1: out of memory. */
+	r = search_run(p, target, vnpu_plan_cpu_ns() + slice / PLAN_HOLES_SHARE, 0,
+		       SKS_SWEEP_STALL_NS, SEARCH_HOLES, off, best, nodes);
+	if (r)
+		return r;
+	r = sws_lazy_pass(&pb, target, stage_deadline(vnpu_plan_cpu_ns(), deadline, 2), 0,
+			  SWS_LAZY_CROSS, off, nodes);
+	if (r == SKS_NOMEM)
+		return -1;
+	if (r == SKS_FOUND)
+		keep(best, off, plan_arena(p, off), p->n);
+	return 1;
+}
+
+/*
  * vnpu_plan_compute() on the calling thread; @piece when @bufs is a piece
  * the band decomposition or the committed cuts left to the planner
  * (vnpu_plan_leaf(), vnpu_plan_piece()).
@@ -2071,7 +2131,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	uint64_t *off = NULL;
 	struct best best = { UINT64_MAX, NULL };
 	struct sky sky = { 0 };
-	int classic, tight, sky_first, bands_first, split = 0, lead = LEAD_NONE;
+	int classic, tight, sky_first, bands_first, split = 0, lead = LEAD_NONE, lazy_done = 0;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity;
 	uint64_t begin = vnpu_plan_cpu_ns();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
@@ -2154,6 +2214,13 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * splits, and else plans its pieces within its share; what they leave
 	 * above the target, the searches below may still beat.
 	 */
+	/* See PLAN_LAZY_PROBE_SHARE. */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
+	    n <= PLAN_SEARCH_MAX) {
+		lazy_done = lazy_probe(&p, target, deadline, off, &best, &nodes);
+		if (lazy_done < 0)
+			goto out;
+	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
 		uint64_t t = vnpu_plan_cpu_ns();
@@ -2220,7 +2287,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			       off, &best, &nodes) < 0)
 			goto out;
 		t = vnpu_plan_cpu_ns();
-		if (best.arena > target &&
+		if (best.arena > target && !lazy_done &&
 		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_LAZY, off, &best,
 			       &nodes) < 0)
 			goto out;

@@ -98,6 +98,31 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 		 uint64_t stall, uint64_t *off, uint64_t *nodes);
 
+/* The passes of the lazy sweep: without merges across groups, with them. */
+enum { SWS_LAZY_PLAIN = 1, SWS_LAZY_CROSS = 2 };
+
+/**
+ * sws_lazy_pass() - the lazy sweep, one pass or both
+ * @pb: the instance
+ * @target: arena to reach; must equal @pb->sec_total in every section
+ * @deadline: thread CPU time (ns) at which to give up
+ * @stall: as for sws_run()
+ * @passes: SWS_LAZY_PLAIN, SWS_LAZY_CROSS, or both (what sws_lazy_run()
+ *	runs: the plain pass on half of the time, then the other); none:
+ *	SKS_INFEASIBLE, nothing visited
+ * @off: out, the offsets when a plan is found
+ * @nodes: in/out, nodes visited are added
+ *
+ * The plain pass never merges a hole across groups: it refutes fast the
+ * packings that need such merges (ladders whose lanes re-split across
+ * several lanes), which only the other pass can tile.
+ * Return: as sws_lazy_run(); SKS_INFEASIBLE from the plain pass alone:
+ * no plan it covers (every plan needs a merge across groups, or there is
+ * none).
+ */
+int sws_lazy_pass(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		  uint64_t stall, int passes, uint64_t *off, uint64_t *nodes);
+
 /**
  * pcs_run() - look for a guillotine plan of a perfect packing
  * @pb: the instance

@@ -1554,13 +1554,22 @@ static int lz_init(struct lz *z, struct sw *w)
 	return 0;
 }
 
+int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		 uint64_t stall, uint64_t *off, uint64_t *nodes)
+{
+	return sws_lazy_pass(pb, target, deadline, stall, SWS_LAZY_PLAIN | SWS_LAZY_CROSS, off,
+			     nodes);
+}
+
 /*
  * The lazy sweep (above) for a plan of exactly @target, which must equal
  * the live total in every section; alignments must divide every size (so
- * that every offset is aligned). Returns as sws_run().
+ * that every offset is aligned). Returns as sws_run(); SKS_INFEASIBLE
+ * from the plain pass alone means that every plan needs a merge across
+ * groups (or there is none).
  */
-int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
-		 uint64_t stall, uint64_t *off, uint64_t *nodes)
+int sws_lazy_pass(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
+		  uint64_t stall, int passes, uint64_t *off, uint64_t *nodes)
 {
 	struct sw w;
 	struct lz z = { 0 };
@@ -1590,14 +1599,16 @@ int sws_lazy_run(const struct sks_problem *pb, uint64_t target, uint64_t deadlin
 			goto out;
 	z.nlive[z.root] = w.st_start[1];
 	/*
-	 * Without merges across groups first, on half of the budget: they
-	 * open subtrees that the plain search refutes at once, and the plain
-	 * search tiles some packings in a few ms that it then takes seconds.
+	 * Without merges across groups first, on half of the budget when both
+	 * passes run: they open subtrees that the plain search refutes at
+	 * once, and the plain search tiles some packings in a few ms that it
+	 * then takes seconds.
 	 */
 	total = deadline > w.start ? deadline - w.start : 0;
-	w.deadline = w.start + total / 2;
-	result = lz_section(&z, 0);
-	if (result != SKS_FOUND && result != SKS_NOMEM) {
+	if ((passes & SWS_LAZY_PLAIN) && (passes & SWS_LAZY_CROSS))
+		w.deadline = w.start + total / 2;
+	result = passes & SWS_LAZY_PLAIN ? lz_section(&z, 0) : SKS_INFEASIBLE;
+	if (result != SKS_FOUND && result != SKS_NOMEM && (passes & SWS_LAZY_CROSS)) {
 		z.cross = 1;
 		w.deadline = deadline;
 		w.start = vnpu_plan_cpu_ns();

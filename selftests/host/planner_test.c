@@ -891,6 +891,59 @@ TEST(lazy_sweep_merges_holes_across_groups)
 		EXPECT_EQ(1, sweep_generated(_metadata, PGEN_LADDER, 400, seed, SWEEP_LAZY));
 }
 
+TEST(lazy_plain_pass_refutes_ladders_that_need_merges_across_groups)
+{
+	/*
+	 * Ladders of 1,500 buffers whose rungs re-split several lanes at
+	 * once (seeds 239 and 371): the lazy sweep's plain pass proves that
+	 * no plan of its kind exists (in about 50 and 20 ms), its pass with
+	 * merges across groups tiles them (in about 250 ms). Before the
+	 * planner ran that probe first, the stages for guillotine packings
+	 * took 1.25 s of the default budget and the sweeps after them did not
+	 * tile either (1.10 of the optimum); now the planner does (in about
+	 * 0.5 s; here with 8 s, and on seed 371 only, whose plain pass is the
+	 * quicker, so that the sanitizers' slowdown does not decide the test).
+	 * No pass asked for: nothing visited, the offsets untouched.
+	 */
+	static const uint64_t seeds[] = { 239, 371 };
+
+	for (size_t i = 0; i < N(seeds); i++) {
+		struct sections x;
+		size_t count = 0;
+		uint64_t opt = 0, arena = 0, nodes = 0;
+		struct vnpu_plan_buffer *b = pgen_generate(PGEN_LADDER, 1500, seeds[i], &count,
+							   &opt);
+
+		ASSERT_NE(NULL, b);
+		ASSERT_EQ(0, sections_init(&x, b, count));
+		ASSERT_EQ(opt, x.lb);
+		for (size_t k = 0; k < count; k++)
+			x.off[k] = 7;
+		EXPECT_EQ(SKS_INFEASIBLE, sws_lazy_pass(&x.pb, x.lb, vnpu_plan_cpu_ns() +
+							OPTIMUM_BUDGET_MS * 1000000ull, 0, 0,
+							x.off, &nodes));
+		EXPECT_EQ(0, nodes);
+		for (size_t k = 0; k < count; k++)
+			EXPECT_EQ(7, x.off[k]);
+		EXPECT_EQ(SKS_INFEASIBLE,
+			  sws_lazy_pass(&x.pb, x.lb, vnpu_plan_cpu_ns() +
+					OPTIMUM_BUDGET_MS * 1000000ull, 0, SWS_LAZY_PLAIN, x.off,
+					&nodes));
+		EXPECT_LT(0, nodes);
+		EXPECT_EQ(SKS_FOUND,
+			  sws_lazy_pass(&x.pb, x.lb, vnpu_plan_cpu_ns() +
+					OPTIMUM_BUDGET_MS * 1000000ull, 0, SWS_LAZY_CROSS, x.off,
+					&nodes));
+		for (size_t k = 0; k < count; k++)
+			b[k].offset = x.off[k];
+		EXPECT_EQ(0, pgen_check(b, count, &arena));
+		EXPECT_EQ(opt, arena);
+		sections_free(&x);
+		free(b);
+	}
+	EXPECT_EQ(1.0, plan_generated(_metadata, PGEN_LADDER, 1500, 371, 8000, 0));
+}
+
 /* sws_lazy_run() and pqs_run(): perfect packings only. */
 typedef int (*perfect_sweep)(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 			     uint64_t stall, uint64_t *off, uint64_t *nodes);
