@@ -2205,7 +2205,18 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	for (uint32_t s = 0; s < p.nsec && tight; s++)
 		tight = p.sec_total[s] == target;
 	/*
-	 * The cut search first (PLAN_CUTS_SHARE; above PLAN_SEARCH_MAX the
+	 * First the lazy sweep's probe (PLAN_LAZY_PROBE_SHARE, lazy_probe():
+	 * where it refutes the instance, the sweeps that merge holes across
+	 * groups go at once, and the lazy sweep does not run again below).
+	 */
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
+	    n <= PLAN_SEARCH_MAX) {
+		lazy_done = lazy_probe(&p, target, deadline, off, &best, &nodes);
+		if (lazy_done < 0)
+			goto out;
+	}
+	/*
+	 * Then the cut search (PLAN_CUTS_SHARE; above PLAN_SEARCH_MAX the
 	 * band decomposition instead, PLAN_BANDS_FIRST_SHARE), the committed
 	 * cuts (PLAN_COMMIT_SHARE, then on the series merges:
 	 * PLAN_COMMIT_MERGED_SHARE); then the forced merges, on half of
@@ -2214,13 +2225,6 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * splits, and else plans its pieces within its share; what they leave
 	 * above the target, the searches below may still beat.
 	 */
-	/* See PLAN_LAZY_PROBE_SHARE. */
-	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
-	    n <= PLAN_SEARCH_MAX) {
-		lazy_done = lazy_probe(&p, target, deadline, off, &best, &nodes);
-		if (lazy_done < 0)
-			goto out;
-	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
 		uint64_t t = vnpu_plan_cpu_ns();
