@@ -2000,21 +2000,17 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
 /* The searches search_run() runs. */
-enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS,
-       SEARCH_MERGED, SEARCH_CUTS, SEARCH_COMMIT, SEARCH_COMMIT_MERGED };
+enum { SEARCH_SKY, SEARCH_SWEEP, SEARCH_LAZY, SEARCH_LAZY_PLAIN, SEARCH_LAZY_CROSS,
+       SEARCH_BANDS, SEARCH_HOLES, SEARCH_STRIPS, SEARCH_MERGED, SEARCH_CUTS, SEARCH_COMMIT,
+       SEARCH_COMMIT_MERGED };
 
 /*
- * The skyline search (SEARCH_SKY, with @seed), the time sweep
- * (SEARCH_SWEEP), the lazy sweep or the hole sweep (SEARCH_LAZY,
- * SEARCH_HOLES; a target without slack only; the sweeps with the stall
- * rule @stall, 0 for none) for a plan within
- * @target: 1 and @best updated when found, 0 if not, -1 without memory.
- * The band decomposition (SEARCH_BANDS) returns 1 when it split the
- * instance, whether or not its plan reaches @target.
+ * The search @kind, as search_run(), returning its own SKS_* result
+ * (SKS_INFEASIBLE apart from SKS_TIMEOUT), @best updated when found.
  */
-static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
-		      uint64_t seed, uint64_t stall, int kind, uint64_t *off, struct best *best,
-		      uint64_t *nodes)
+static int search_result(const struct plan *p, uint64_t target, uint64_t deadline,
+			 uint64_t seed, uint64_t stall, int kind, uint64_t *off,
+			 struct best *best, uint64_t *nodes)
 {
 	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
 				  p->sec_total };
@@ -2027,16 +2023,36 @@ static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
 		kind == SEARCH_STRIPS ? sts_run(&pb, target, deadline, off, nodes) :
 		kind == SEARCH_LAZY ?
 		sws_lazy_run(&pb, target, deadline, stall, off, nodes) :
+		kind == SEARCH_LAZY_PLAIN ?
+		sws_lazy_pass(&pb, target, deadline, stall, SWS_LAZY_PLAIN, off, nodes) :
+		kind == SEARCH_LAZY_CROSS ?
+		sws_lazy_pass(&pb, target, deadline, stall, SWS_LAZY_CROSS, off, nodes) :
 		kind == SEARCH_SWEEP ?
 		sws_run(&pb, target, deadline, stall, off, nodes) :
 		sks_run(&pb, target, deadline, seed, off, nodes);
 
-	if (r == SKS_NOMEM)
-		return -1;
-	if (r != SKS_FOUND)
-		return 0;
-	keep(best, off, plan_arena(p, off), p->n);
-	return 1;
+	if (r == SKS_FOUND)
+		keep(best, off, plan_arena(p, off), p->n);
+	return r;
+}
+
+/*
+ * The skyline search (SEARCH_SKY, with @seed), the time sweep
+ * (SEARCH_SWEEP), the lazy sweep (SEARCH_LAZY; one of its passes:
+ * SEARCH_LAZY_PLAIN, SEARCH_LAZY_CROSS) or the hole sweep (SEARCH_HOLES;
+ * the sweeps on a target without slack only, with the stall rule @stall,
+ * 0 for none) for a plan within @target: 1 and @best updated when found,
+ * 0 if not, -1 without memory. The band decomposition (SEARCH_BANDS)
+ * returns 1 when it split the instance, whether or not its plan reaches
+ * @target.
+ */
+static int search_run(const struct plan *p, uint64_t target, uint64_t deadline,
+		      uint64_t seed, uint64_t stall, int kind, uint64_t *off, struct best *best,
+		      uint64_t *nodes)
+{
+	int r = search_result(p, target, deadline, seed, stall, kind, off, best, nodes);
+
+	return r == SKS_NOMEM ? -1 : r == SKS_FOUND;
 }
 
 /*
@@ -2089,17 +2105,13 @@ static int commit_cuts(const struct plan *p, uint64_t target, uint64_t deadline,
 static int lazy_probe(const struct plan *p, uint64_t target, uint64_t deadline,
 		      uint64_t *off, struct best *best, uint64_t *nodes)
 {
-	struct sks_problem pb = { p->n, p->size, p->align, p->t0, p->t1, p->nsec,
-				  p->sec_total };
 	uint64_t t = vnpu_plan_cpu_ns(), slice = t < deadline ? deadline - t : 0;
 	int r;
 
 	if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 		slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-	r = sws_lazy_pass(&pb, target, t + slice / PLAN_LAZY_PROBE_SHARE, 0, SWS_LAZY_PLAIN, off,
-			  nodes);
-	if (r == SKS_FOUND)
-		keep(best, off, plan_arena(p, off), p->n);
+	r = search_result(p, target, t + slice / PLAN_LAZY_PROBE_SHARE, 0, 0, SEARCH_LAZY_PLAIN,
+			  off, best, nodes);
 	if (r != SKS_INFEASIBLE)
 		return r == SKS_NOMEM ? -1 : r == SKS_FOUND;
 	/* 1: tiled (kept), -1: out of memory. */
@@ -2107,13 +2119,9 @@ static int lazy_probe(const struct plan *p, uint64_t target, uint64_t deadline,
 		       SKS_SWEEP_STALL_NS, SEARCH_HOLES, off, best, nodes);
 	if (r)
 		return r;
-	r = sws_lazy_pass(&pb, target, stage_deadline(vnpu_plan_cpu_ns(), deadline, 2), 0,
-			  SWS_LAZY_CROSS, off, nodes);
-	if (r == SKS_NOMEM)
-		return -1;
-	if (r == SKS_FOUND)
-		keep(best, off, plan_arena(p, off), p->n);
-	return 1;
+	r = search_run(p, target, stage_deadline(vnpu_plan_cpu_ns(), deadline, 2), 0, 0,
+		       SEARCH_LAZY_CROSS, off, best, nodes);
+	return r < 0 ? -1 : 1;
 }
 
 /*
