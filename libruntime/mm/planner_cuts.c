@@ -15,7 +15,8 @@
  * cuts in time where no buffer crosses, as the band decomposition does.
  * What is left is a stack of strips, each live over the whole span with a
  * cut in time of its own. pcs_band() searches for the strip of one buffer
- * c0 (of the buffers live first, the largest), a 0/1 choice per buffer:
+ * c0 (of the buffers live first, the largest; on runs that break ties at
+ * random, any of them), a 0/1 choice per buffer:
  *
  * - a cut c of the strip is chosen first (boundaries in time order, from
  *   c0's end, where both the sizes that end and those that start add up
@@ -38,7 +39,10 @@
  * tile: sums can coincide, and near misses of a strip, small buffers of
  * other strips standing in for some of its own, are common). Heavy tails
  * are cut by restarts (Luby, in units of PCS_RESTART_NODES nodes) that
- * break ties at random.
+ * break ties at random and take c0 at random among the buffers live
+ * first: a strip that thwarts the largest one's search thwarts it on
+ * every restart, while other strips of the slab may be found in a few
+ * hundred nodes.
  *
  * The search covers guillotine plans only; a perfect packing that is not
  * guillotine anywhere (five buffers in a pinwheel) gives SKS_INFEASIBLE.
@@ -118,7 +122,7 @@ struct pcs_band {
 	uint64_t *widths, unit;		/* the widths the strip can have, in units (or NULL) */
 	size_t words;			/* of that bitset */
 	uint32_t *times;		/* the time of each boundary */
-	uint32_t c0;			/* the buffer whose strip is searched */
+	uint32_t largest, nfirst;	/* of the buffers live first: the largest; how many */
 	int8_t *val;			/* per buffer: -1 unknown, 0 out, 1 in */
 	uint32_t *trail, ntrail;	/* decided buffers, in order */
 	uint32_t *queue, nq;		/* boundaries to check */
@@ -645,20 +649,21 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 }
 
 /*
- * The widths the strip of @b's slab can have, in [@least, @width): in
+ * The widths the strip of @b's slab can have, in (0, @width): in
  * every section a subset sum of the buffers live there. A search that
  * knows them fails early where the section rows' range of the width holds
  * none (pcs_width_snap()). Where few buffers meet in each section, as in
  * slabs crowded with short buffers, few widths are left: the strip of a
  * 1,201-buffer slab of guillotine 1,500 seed 13 (27 buffers a section on
- * average) has 4 widths of 11,134 possible and is found in 10,590 nodes
- * backwards in time; without them in neither direction. Sections with more
- * buffers allow nearly every width and cost more: up to
+ * average) has 4 widths of the 11,134 from its largest buffer live first
+ * up, and is found in 10,590 nodes backwards in time; without them in
+ * neither direction. Sections with more buffers allow nearly every width
+ * and cost more: up to
  * PCS_WIDTH_SECTIONS of at most PCS_WIDTH_SECTION_MAX buffers, fewest
  * first. Returns SKS_FOUND (b->widths NULL when the slab is too wide
  * for a bitset) or SKS_NOMEM.
  */
-static int pcs_widths(struct pcs_band *b, uint64_t least, uint64_t width)
+static int pcs_widths(struct pcs_band *b, uint64_t width)
 {
 	const uint64_t *size = b->c->pb->size;
 	uint64_t unit = 0, *sums, work = 0;
@@ -690,18 +695,19 @@ static int pcs_widths(struct pcs_band *b, uint64_t least, uint64_t width)
 			for (size_t j = 0; j < b->words; j++)
 				b->widths[j] &= sums[j];
 		}
-	/* The strip holds c0 and is not the whole slab. */
+	/* The strip is neither empty nor the whole slab. */
 	for (uint64_t w = 0; w < b->words * 64; w++)
-		if (w * unit < least || w * unit >= width)
+		if (!w || w * unit >= width)
 			b->widths[w / 64] &= ~(1ull << (w % 64));
 	return SKS_FOUND;
 }
 
 /*
  * The rows of the slab @ids (@m buffers, span [@t0, @t1), no time cut,
- * none live over the whole span), its c0 and its widths, in *@out (to
- * free with pcs_band_free() whatever the result, when not NULL). They
- * serve every run of the strip search (pcs_band_search()).
+ * none live over the whole span), its largest buffer live first and its
+ * widths, in *@out (to free with pcs_band_free() whatever the result,
+ * when not NULL). They serve every run of the strip search
+ * (pcs_band_search()).
  */
 static int pcs_band_open(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_t width,
 			 uint32_t t0, uint32_t t1, struct pcs_band **out)
@@ -720,17 +726,20 @@ static int pcs_band_open(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_
 	r = pcs_band_init(b, ids, m, t0, t1, b->times);
 	if (r != SKS_FOUND)
 		return r;
-	b->c0 = UINT32_MAX;
+	b->largest = UINT32_MAX;
 	for (uint32_t i = 0; i < m; i++)
-		if (pb->t0[ids[i]] == t0 &&
-		    (b->c0 == UINT32_MAX || pb->size[ids[i]] > pb->size[ids[b->c0]]))
-			b->c0 = i;
-	return pcs_widths(b, pb->size[ids[b->c0]], width);
+		if (pb->t0[ids[i]] == t0) {
+			b->nfirst++;
+			if (b->largest == UINT32_MAX || pb->size[ids[i]] > pb->size[ids[b->largest]])
+				b->largest = i;
+		}
+	return pcs_widths(b, width);
 }
 
 /*
- * The strip of @b's c0 (of the buffers live first, the largest), for each
- * cut in time it may have; the first choice whose two sides tile wins.
+ * The strip of one buffer c0 of those live first (the largest, on a run
+ * at random any of them), for each cut in time it may have; the first
+ * choice whose two sides tile wins.
  * Every decision is taken back before it returns.
  */
 static int pcs_band_search(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t0)
@@ -738,8 +747,19 @@ static int pcs_band_search(struct pcs_band *b, uint64_t width, uint64_t base, ui
 	struct pcs *c = b->c;
 	const struct sks_problem *pb = c->pb;
 	const uint32_t *ids = b->ids;
-	uint32_t c0 = b->c0;
+	uint32_t c0 = b->largest;
 	int r = SKS_INFEASIBLE;
+
+	/*
+	 * Runs at random take the strip of any buffer live first: the
+	 * largest one's strip may be the one crowded with near misses.
+	 */
+	if (c->rng) {
+		uint32_t k = pcs_rand(c, b->nfirst);
+
+		for (c0 = 0; pb->t0[ids[c0]] != t0 || k--; c0++)
+			;
+	}
 
 	for (uint32_t e = 0; e < b->nev && r == SKS_INFEASIBLE; e++) {
 		uint32_t cut = b->times[e];
