@@ -117,6 +117,7 @@ struct pcs_band {
 	uint32_t *nunk;			/* per boundary: unknown buffers */
 	uint64_t *in, *unk;		/* per section: live sizes in, unknown */
 	uint32_t *sec_first, *sec_item;	/* the buffers live in each section, largest first */
+	uint64_t *size;			/* per buffer: its size (the rows read it at every check) */
 	uint8_t *sec_dirty;		/* per section: in or unknown moved since its last check */
 	uint64_t low, high;		/* the width's range at the last check of the sections */
 	uint64_t *widths, unit;		/* the widths the strip can have, in units (or NULL) */
@@ -155,7 +156,7 @@ static int pcs_tick(struct pcs *c)
 /* Buffer @i's net at boundary @e: + its size if it starts, - if it ends. */
 static int64_t pcs_net(const struct pcs_band *b, uint32_t i, int32_t e)
 {
-	int64_t size = (int64_t)b->c->pb->size[b->ids[i]];
+	int64_t size = (int64_t)b->size[i];
 
 	return b->ev_start[i] == e ? size : b->ev_end[i] == e ? -size : 0;
 }
@@ -171,7 +172,7 @@ static void pcs_queue(struct pcs_band *b, int32_t e)
 /* Enters buffer @i's decision @v in the rows, or takes it back (@undo). */
 static void pcs_account(struct pcs_band *b, uint32_t i, int v, int undo)
 {
-	uint64_t size = b->c->pb->size[b->ids[i]];
+	uint64_t size = b->size[i];
 	uint32_t last = b->ev_end[i] < 0 ? b->nev : (uint32_t)b->ev_end[i];
 	int32_t ends[2] = { b->ev_start[i], b->ev_end[i] };
 
@@ -349,24 +350,18 @@ static int pcs_sections(struct pcs_band *b)
 			continue;
 		for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++) {
 			uint32_t i = b->sec_item[j];
-			uint64_t size = b->c->pb->size[b->ids[i]];
-			/* The ranges narrow as buffers are decided: read them again. */
+			/* The ranges narrow as buffers are decided. */
 			uint64_t below = b->in[s] + b->unk[s] - low, above = high - b->in[s];
 
-			if (b->in[s] + b->unk[s] < low || b->in[s] > high)
-				goto closed;
 			/* Largest first: none of the rest is large enough to be decided. */
-			if (size <= below && size <= above)
+			if (b->size[i] <= below && b->size[i] <= above)
 				break;
 			if (b->val[i] >= 0)
 				continue;
-			if (size > below) {
-				pcs_set(b, i, 1);
-				decided = 1;
-			} else {
-				pcs_set(b, i, 0);
-				decided = 1;
-			}
+			pcs_set(b, i, b->size[i] > below);
+			decided = 1;
+			if (b->in[s] + b->unk[s] < low || b->in[s] > high)
+				goto closed;
 		}
 	}
 	return decided;
@@ -501,8 +496,7 @@ static int pcs_cmp_u32(const void *a, const void *b)
 static int pcs_cmp_larger(const void *pa, const void *pb, void *arg)
 {
 	const struct pcs_band *b = arg;
-	uint64_t x = b->c->pb->size[b->ids[*(const uint32_t *)pa]];
-	uint64_t y = b->c->pb->size[b->ids[*(const uint32_t *)pb]];
+	uint64_t x = b->size[*(const uint32_t *)pa], y = b->size[*(const uint32_t *)pb];
 
 	return x > y ? -1 : x < y;
 }
@@ -533,6 +527,7 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->unk);
 	free(b->sec_first);
 	free(b->sec_item);
+	free(b->size);
 	free(b->sec_dirty);
 	free(b->val);
 	free(b->trail);
@@ -579,18 +574,20 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->sec_first = calloc(nev + 2, sizeof(*b->sec_first));
 	b->sec_dirty = calloc(nev + 1, 1);
 	b->val = malloc(m);
+	b->size = malloc(m * sizeof(*b->size));
 	b->trail = malloc(m * sizeof(*b->trail));
 	b->queue = malloc((nev + 1) * sizeof(*b->queue));
 	b->queued = calloc(nev + 1, 1);
 	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->imb || !b->pos ||
 	    !b->neg || !b->starting || !b->ending || !b->nunk || !b->in || !b->unk ||
 	    !b->sec_first || !b->sec_dirty ||
-	    !b->val || !b->trail || !b->queue || !b->queued)
+	    !b->val || !b->size || !b->trail || !b->queue || !b->queued)
 		return SKS_NOMEM;
 	memset(b->val, -1, m);
 	for (uint32_t i = 0; i < m; i++) {
 		uint32_t first, last;
 
+		b->size[i] = pb->size[ids[i]];
 		b->ev_start[i] = pb->t0[ids[i]] > t0 ?
 				 pcs_boundary(times, nev, pb->t0[ids[i]]) : -1;
 		b->ev_end[i] = pb->t1[ids[i]] < t1 ? pcs_boundary(times, nev, pb->t1[ids[i]]) : -1;
@@ -665,12 +662,11 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
  */
 static int pcs_widths(struct pcs_band *b, uint64_t width)
 {
-	const uint64_t *size = b->c->pb->size;
 	uint64_t unit = 0, *sums, work = 0;
 	uint32_t done = 0;
 
 	for (uint32_t i = 0; i < b->m; i++)
-		unit = vnpu_plan_gcd(unit, size[b->ids[i]]);
+		unit = vnpu_plan_gcd(unit, b->size[i]);
 	if (width / unit >= PCS_WIDTH_BITS_MAX)
 		return SKS_FOUND;
 	b->unit = unit;
@@ -691,7 +687,7 @@ static int pcs_widths(struct pcs_band *b, uint64_t width)
 			memset(sums, 0, b->words * sizeof(*sums));
 			sums[0] = 1;
 			for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++)
-				vnpu_plan_bits_add(sums, b->words, size[b->ids[b->sec_item[j]]] / unit);
+				vnpu_plan_bits_add(sums, b->words, b->size[b->sec_item[j]] / unit);
 			for (size_t j = 0; j < b->words; j++)
 				b->widths[j] &= sums[j];
 		}
