@@ -668,10 +668,9 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
  * average) has 4 widths of the 11,134 from its largest buffer live first
  * up, and is found in 10,590 nodes backwards in time; without them in
  * neither direction. Sections with more buffers allow nearly every width
- * and cost more: up to
- * PCS_WIDTH_SECTIONS of at most PCS_WIDTH_SECTION_MAX buffers, fewest
- * first. Returns SKS_FOUND (b->widths NULL when the slab is too wide
- * for a bitset) or SKS_NOMEM.
+ * and cost more: up to PCS_WIDTH_SECTIONS of at most PCS_WIDTH_SECTION_MAX
+ * buffers, fewest first. Returns SKS_FOUND (b->widths NULL when the slab
+ * is too wide for a bitset) or SKS_NOMEM.
  */
 static int pcs_widths(struct pcs_band *b, uint64_t width)
 {
