@@ -1332,7 +1332,7 @@ TEST(strip_of_a_buffer_live_first_at_random)
 	 * guillotine 1,500 seeds 264 and 294: the strip of the largest
 	 * buffer live first is not found within the nodes, on any restart,
 	 * and the committed cuts alone ended at 1.0403 and 1.0001 of the
-	 * lower bound after 1 s (850,000 and 750,000 nodes). Restarts that
+	 * lower bound after 1 s (506,412 and 748,032 nodes). Restarts that
 	 * take c0 at random among the buffers live first find other strips
 	 * of the same slabs and tile both in about 11,000 nodes.
 	 */
