@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Description: the planner benchmark (build/bench/planner_bench, run by
-# `make bench-planner`) on small generated instances: its table, --emit
+# `make bench-planner`) on small generated instances: its table, --misses, --emit
 # (an instance vnpu-plan reads, the same for the same seed, its witness
 # plan valid at the optimum it states) and --cores; and every bad argument
 # refused with a message, nothing printed to stdout. Run by `make check`
@@ -34,6 +34,33 @@ t_table() {
 		rows++
 	} END { exit rows != 4 || bad }' "$work/table" || return 1
 	grep -q '^| guillotine | ' "$work/table" && grep -q '^| chain | ' "$work/table"
+}
+
+# --misses: one line on stderr per seed not at the optimum, as many per
+# row as the row's seeds less those at the optimum, each above 1 and the
+# row's worst ratio among them; stdout holds the table alone. 1,500 buffers
+# in 1 ms do not reach the optimum: there is at least one line.
+t_misses() {
+	"$bench" --seeds 4 --sizes 120,1500 --families guillotine --time-limit 1 --misses \
+		>"$work/table" 2>"$work/misses" || return 1
+	cat "$work/table" "$work/misses"
+	[ "$(grep -c '^| ' "$work/table")" = 3 ] && ! grep -q miss "$work/table" || return 1
+	[ "$(grep -c '^miss: guillotine [0-9]* seed [1-4]: [0-9.]* in [0-9]* ms$' \
+		"$work/misses")" = "$(wc -l <"$work/misses")" ] || return 1
+	# Rows by buffers: seeds less those at the optimum, worst ratio.
+	awk -F'|' 'NR > 2 { split($5, at, " "); split($6, w, " "); print $3 + 0, $4 - at[1], w[1] }' \
+		"$work/table" >"$work/rows"
+	awk 'NR == FNR { want[$1] = $2; worst[$1] = $3; next }
+	{
+		got[$3]++; total++
+		if ($6 + 0 <= 1) bad++
+		if ($6 + 0 > top[$3]) top[$3] = $6 + 0
+	} END {
+		for (n in want)
+			if (got[n] + 0 != want[n] || (want[n] && sprintf("%.4f", top[n]) != worst[n]))
+				bad++
+		exit bad || !total
+	}' "$work/rows" "$work/misses"
 }
 
 # The arena of a plan in vnpu-plan's output format (id,lower,upper,size,
@@ -133,6 +160,8 @@ t_bad_arguments() {
 	refused "family 'random' has no known plan" --cores random 100 1 || fails=1
 	refused "usage:" --emit guillotine 100 || fails=1
 	refused "usage:" --emit --cores guillotine 100 1 || fails=1
+	refused "usage:" --misses --emit guillotine 100 1 || fails=1
+	refused "usage:" --cores --misses guillotine 100 1 || fails=1
 	refused "usage:" guillotine || fails=1
 	refused "usage:" --no-such-option || fails=1
 	return $fails
@@ -144,6 +173,7 @@ if [ ! -x "$bench" ] || [ ! -x "$plan" ]; then
 	tap_run built false
 else
 	tap_run table t_table
+	tap_run misses t_misses
 	tap_run emit t_emit
 	tap_run cores t_cores
 	tap_run bad-arguments t_bad_arguments

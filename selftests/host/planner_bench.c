@@ -8,9 +8,13 @@
  * and the planning time. Every plan is checked with pgen_check().
  *
  *   planner_bench [--seeds N] [--sizes N,N,...] [--families NAME,...]
- *                 [--time-limit MS] [--first-seed N]
+ *                 [--time-limit MS] [--first-seed N] [--misses]
  *   planner_bench --emit FAMILY N SEED     (the instance as CSV)
  *   planner_bench --cores FAMILY N SEED [--time-limit MS]
+ *
+ * --misses names, on stderr, every seed whose plan is not at the optimum
+ * (its ratio and time): the seeds two builds miss can then be compared
+ * seed by seed, not only in count.
  *
  * --cores walks the generator's own plan of one instance (its witness)
  * as a tree of cuts: a piece splits by cuts in time where no buffer
@@ -32,7 +36,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: planner_bench [--seeds N] [--sizes N,N,...] [--families NAME,...]\n"
-		"                     [--time-limit MS] [--first-seed N]\n"
+		"                     [--time-limit MS] [--first-seed N] [--misses]\n"
 		"       planner_bench --emit FAMILY N SEED\n"
 		"       planner_bench --cores FAMILY N SEED [--time-limit MS]\n");
 }
@@ -341,8 +345,12 @@ struct row {
 	uint64_t worst_seed;
 };
 
-/* Plans one instance into @r; returns -1 when a plan fails the checker. */
-static int run_one(unsigned int fam, size_t n, uint64_t seed, unsigned int ms, struct row *r)
+/*
+ * Plans one instance into @r, naming it on stderr when @misses and it is
+ * not at the optimum; returns -1 when a plan fails the checker.
+ */
+static int run_one(unsigned int fam, size_t n, uint64_t seed, unsigned int ms, int misses,
+		   struct row *r)
 {
 	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = ms,
 				       .seed = seed };
@@ -364,6 +372,9 @@ static int run_one(unsigned int fam, size_t n, uint64_t seed, unsigned int ms, s
 	t = st.elapsed_ns / 1e6;
 	r->runs++;
 	r->at_opt += arena == opt;
+	if (misses && arena != opt)
+		fprintf(stderr, "miss: %s %zu seed %" PRIu64 ": %.4f in %.0f ms\n",
+			pgen_family_name(fam), count, seed, ratio, t);
 	if (ratio > r->worst) {
 		r->worst = ratio;
 		r->worst_seed = seed;
@@ -385,6 +396,7 @@ int main(int argc, char **argv)
 		{ "families", required_argument, NULL, 'f' },
 		{ "time-limit", required_argument, NULL, 't' },
 		{ "first-seed", required_argument, NULL, 'S' },
+		{ "misses", no_argument, NULL, 'm' },
 		{ "emit", no_argument, NULL, 'e' },
 		{ "cores", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -393,7 +405,7 @@ int main(int argc, char **argv)
 	size_t sizes[32] = { 200, 400, 700, 1500, 3000, 6000 }, nsizes = 6;
 	unsigned int fams[PGEN_FAMILIES], nfams = PGEN_FAMILIES, ms = 0, seeds = 50;
 	uint64_t first_seed = 1, v;
-	int opt, do_emit = 0, do_cores = 0;
+	int opt, do_emit = 0, do_cores = 0, misses = 0;
 
 	for (unsigned int f = 0; f < PGEN_FAMILIES; f++)
 		fams[f] = f;
@@ -456,6 +468,9 @@ int main(int argc, char **argv)
 				return 1;
 			first_seed = v;
 			break;
+		case 'm':
+			misses = 1;
+			break;
 		case 'e':
 			do_emit = 1;
 			break;
@@ -471,7 +486,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (do_emit || do_cores) {
-		if (argc - optind != 3 || (do_emit && do_cores)) {
+		if (argc - optind != 3 || (do_emit && do_cores) || misses) {
 			usage(stderr);
 			return 1;
 		}
@@ -492,7 +507,7 @@ int main(int argc, char **argv)
 			unsigned int f = fams[fi];
 
 			for (unsigned int k = 0; k < seeds; k++)
-				if (run_one(f, sizes[si], first_seed + k, ms, &r))
+				if (run_one(f, sizes[si], first_seed + k, ms, misses, &r))
 					return 1;
 			printf("| %s%s | %zu | %u | %u (%.0f%%) | %.4f (%" PRIu64 ") | %.4f"
 			       " | %.0f | %.0f |\n",
