@@ -63,6 +63,14 @@
  * again with every choice at random (PCS_COMMIT_PASSES): which seeds a
  * committed plan tiles depends more on its random choices than on any
  * rule measured for them.
+ *
+ * Near misses are local in time: a committed set often has its strip's
+ * cuts in time and differs from it in a few of the windows between them.
+ * Up to PCS_COMMIT_AGAIN_MAX buffers the in side's time pieces are planned
+ * smallest first and the first one planned above the width stops it: the
+ * slab's buffers live within that piece's window are searched again, the
+ * others kept on their side (pcs_repair()), and the slabs tiled before are
+ * laid out again from a table (struct pcs_table) instead of searched.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +106,41 @@
 #define PCS_WIDTH_SECTION_MAX 32u
 #define PCS_WIDTH_BITS_MAX (1u << 18)
 #define PCS_WIDTH_WORK (1ull << 22)
+/*
+ * Sets a slab's strip search commits to, the first included, when their
+ * in side fails in a window (pcs_repair()); the last is planned whole.
+ * Two: one repair. More were tried on single seeds only, with no gain.
+ */
+#define PCS_REPAIR_TRIES 2u
+/* A result inside the committed cuts only (apart from SKS_*): a window to search again. */
+#define PCS_RETRY 100
+/*
+ * Slabs tiled (struct pcs_tiled), kept across tries, repairs and passes so
+ * that a slab met again, the pieces a repair keeps above all, is laid out
+ * at once and the same way: slabs of PCS_TILED_MIN buffers or more, in a
+ * table of PCS_TILED_SLOTS slots (half of them used at most) holding up to
+ * PCS_TILED_STORE buffers per buffer of the instance.
+ */
+#define PCS_TILED_MIN 16u
+#define PCS_TILED_SLOTS 8192u
+#define PCS_TILED_STORE 16u
+
+/* A slab tiled: its buffers, sorted, each with its offset above the slab's base. */
+struct pcs_tiled {
+	uint64_t key, width;
+	uint32_t m;
+	uint32_t *ids;
+	uint64_t *rel;
+};
+
+/* Open addressing on pcs_set_key(); a slot without ids is empty. */
+struct pcs_table {
+	struct pcs_tiled *slot;
+	uint32_t used;
+	uint64_t stored;	/* buffers held */
+	uint64_t most;		/* and at most */
+	uint32_t *sorted;	/* scratch: a slab's buffers sorted */
+};
 
 struct pcs {
 	const struct sks_problem *pb;
@@ -112,6 +155,9 @@ struct pcs {
 	uint64_t height;	/* the top of the last committed split above its base */
 	uint32_t salt;		/* the pass's pair (PCS_COMMIT_PASSES), 0 for the first */
 	struct vnpu_plan_buffer *sub;	/* scratch of vnpu_plan_leaf() */
+	struct pcs_table *tiled;	/* slabs tiled, or NULL */
+	int fail_fast;		/* the next pcs_commit() stops at its first failing piece */
+	uint32_t fail_t0, fail_t1;	/* and returns PCS_RETRY with that piece's span */
 };
 
 /*
@@ -141,6 +187,8 @@ struct pcs_band {
 	uint32_t *trail, ntrail;	/* decided buffers, in order */
 	uint32_t *queue, nq;		/* boundaries to check */
 	uint8_t *queued;
+	int early;			/* committed: an in side that fails returns PCS_RETRY */
+	uint32_t fail_t0, fail_t1;	/* then the window of its failing piece */
 	int64_t sums[1u << PCS_ENUM_MAX];
 };
 
@@ -431,7 +479,15 @@ static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t
 		/* Committed: each side gets a plan, perfect or not (pcs_commit()). */
 		uint64_t below = 0, above = 0;
 
+		b->c->fail_fast = b->early;
 		r = pcs_commit(b->c, ids, nin, w, base, &below);
+		if (r == PCS_RETRY) {
+			/* The out side is not planned: pcs_repair() goes on. */
+			b->fail_t0 = b->c->fail_t0;
+			b->fail_t1 = b->c->fail_t1;
+			free(ids);
+			return PCS_RETRY;
+		}
 		if (r == SKS_FOUND)
 			r = pcs_commit(b->c, ids + nin, b->m - nin, width - w, base + below,
 				       &above);
@@ -744,6 +800,64 @@ static int pcs_band_open(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_
 	return pcs_widths(b, width);
 }
 
+/* @b from nothing but the decisions of @val, those of the buffers in @freed (if any) left out. */
+static void pcs_reset(struct pcs_band *b, const int8_t *val, const uint8_t *freed)
+{
+	pcs_undo(b, 0);
+	while (b->nq)
+		b->queued[b->queue[--b->nq]] = 0;
+	for (uint32_t i = 0; i < b->m; i++)
+		if (val[i] >= 0 && (!freed || !freed[i]))
+			pcs_set(b, i, val[i]);
+}
+
+/*
+ * The committed set of @b failed in the window [b->fail_t0, b->fail_t1)
+ * of its in side (pcs_split() returned PCS_RETRY, the out side not
+ * planned): the buffers live within that window, on either side, are
+ * searched again with choices at random, every other buffer kept on its
+ * side (a strip's buffers live within its windows or cross none of its
+ * cuts, so that window is all that changes). A set whose in side tiles is
+ * planned whole; the PCS_REPAIR_TRIES-th set, or the last one when no
+ * other is found, is planned whole as it is. Returns what pcs_split()
+ * does.
+ */
+static int pcs_repair(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t0)
+{
+	struct pcs *c = b->c;
+	const struct sks_problem *pb = c->pb;
+	uint64_t count = c->count, limit = c->limit, rng = c->rng;
+	int8_t *val = malloc(b->m);
+	uint8_t *freed = malloc(b->m);
+	int r = PCS_RETRY;
+
+	for (uint32_t t = 1; r == PCS_RETRY && val && freed; t++) {
+		memcpy(val, b->val, b->m);
+		for (uint32_t i = 0; i < b->m; i++)
+			freed[i] = pb->t0[b->ids[i]] >= b->fail_t0 &&
+				   pb->t1[b->ids[i]] <= b->fail_t1;
+		b->early = t < PCS_REPAIR_TRIES && !c->late;
+		pcs_reset(b, val, freed);
+		c->count = 0;
+		c->limit = (uint64_t)PCS_COMMIT_NODES * b->m;
+		c->rng = vnpu_plan_mix64(rng + t) | 1;
+		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
+		if (r == SKS_INFEASIBLE || r == SKS_TIMEOUT) {
+			b->early = 0;
+			pcs_reset(b, val, NULL);
+			r = pcs_split(b, width, base, t0);
+		}
+	}
+	c->count = count;
+	c->limit = limit;
+	c->rng = rng;
+	b->early = 0;
+	free(val);
+	free(freed);
+	/* Still PCS_RETRY: the scratch was not allocated. */
+	return r == PCS_RETRY ? SKS_NOMEM : r;
+}
+
 /*
  * The strip of one buffer c0 of those live first (the largest, on a run
  * at random any of them), for each cut in time it may have; the first
@@ -791,7 +905,11 @@ static int pcs_band_search(struct pcs_band *b, uint64_t width, uint64_t base, ui
 		for (uint32_t i = 0; i < b->m; i++)
 			if (pb->t0[ids[i]] < cut && pb->t1[ids[i]] > cut)
 				pcs_set(b, i, 0);
+		b->early = c->commit && c->tiled && !c->late;
 		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
+		if (r == PCS_RETRY)
+			r = pcs_repair(b, width, base, t0);
+		b->early = 0;
 		if (c->late && r == SKS_INFEASIBLE)
 			r = SKS_TIMEOUT;
 	}
@@ -931,6 +1049,166 @@ static int pcs_commit_strip(struct pcs *c, const uint32_t *ids, uint32_t m, uint
 	return r;
 }
 
+/* A slab's buffers, their ids summed through a mix: the same for the same set in any order. */
+static uint64_t pcs_set_key(const uint32_t *ids, uint32_t m, uint64_t width)
+{
+	uint64_t key = vnpu_plan_mix64(width) + m;
+
+	for (uint32_t i = 0; i < m; i++)
+		key += vnpu_plan_mix64(ids[i] + 1ull);
+	return key;
+}
+
+/*
+ * The slot of the slab @ids (@m buffers, @width, pcs_set_key() @key) in
+ * @t, or the empty slot where it would go. *@sorted: whether t->sorted
+ * already holds @ids sorted (it is sorted when a slot's key matches).
+ */
+static struct pcs_tiled *pcs_tiled_slot(struct pcs_table *t, const uint32_t *ids, uint32_t m,
+					uint64_t width, uint64_t key, int *sorted)
+{
+	for (uint32_t h = (uint32_t)key;; h++) {
+		struct pcs_tiled *e = &t->slot[h & (PCS_TILED_SLOTS - 1)];
+
+		if (!e->ids)
+			return e;
+		if (e->key != key || e->width != width || e->m != m)
+			continue;
+		if (!*sorted) {
+			memcpy(t->sorted, ids, m * sizeof(*ids));
+			qsort(t->sorted, m, sizeof(*ids), pcs_cmp_u32);
+			*sorted = 1;
+		}
+		if (!memcmp(e->ids, t->sorted, m * sizeof(*ids)))
+			return e;
+	}
+}
+
+/* Lays out the slab @ids from @base as it was tiled before: 1, or 0 when it was not. */
+static int pcs_tiled_get(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_t width,
+			 uint64_t base)
+{
+	const struct pcs_tiled *e;
+	int sorted = 0;
+
+	if (!c->tiled || m < PCS_TILED_MIN)
+		return 0;
+	e = pcs_tiled_slot(c->tiled, ids, m, width, pcs_set_key(ids, m, width), &sorted);
+	if (!e->ids)
+		return 0;
+	for (uint32_t i = 0; i < m; i++)
+		c->off[e->ids[i]] = base + e->rel[i];
+	return 1;
+}
+
+/* Keeps the slab @ids, just tiled from @base, while the table has room. */
+static void pcs_tiled_put(struct pcs *c, const uint32_t *ids, uint32_t m, uint64_t width,
+			  uint64_t base)
+{
+	struct pcs_table *t = c->tiled;
+	struct pcs_tiled *e;
+	uint64_t key;
+	int sorted = 0;
+
+	if (!t || m < PCS_TILED_MIN || t->used >= PCS_TILED_SLOTS / 2 || t->stored + m > t->most)
+		return;
+	key = pcs_set_key(ids, m, width);
+	e = pcs_tiled_slot(t, ids, m, width, key, &sorted);
+	if (e->ids)
+		return;
+	if (!sorted) {
+		memcpy(t->sorted, ids, m * sizeof(*ids));
+		qsort(t->sorted, m, sizeof(*ids), pcs_cmp_u32);
+	}
+	e->rel = malloc(m * sizeof(*e->rel));
+	e->ids = e->rel ? malloc(m * sizeof(*e->ids)) : NULL;
+	if (!e->ids) {
+		/* Out of memory: the slab is not kept, nothing else changes. */
+		free(e->rel);
+		e->rel = NULL;
+		return;
+	}
+	memcpy(e->ids, t->sorted, m * sizeof(*ids));
+	for (uint32_t i = 0; i < m; i++)
+		e->rel[i] = c->off[e->ids[i]] - base;
+	e->key = key;
+	e->width = width;
+	e->m = m;
+	t->used++;
+	t->stored += m;
+}
+
+static void pcs_table_free(struct pcs_table *t)
+{
+	for (uint32_t i = 0; t->slot && i < PCS_TILED_SLOTS; i++) {
+		free(t->slot[i].ids);
+		free(t->slot[i].rel);
+	}
+	free(t->slot);
+	free(t->sorted);
+}
+
+/* A time piece of a slab: its buffers ids[start, end) in order of first section. */
+struct pcs_piece {
+	uint32_t start, end;
+};
+
+static int pcs_cmp_piece(const void *pa, const void *pb)
+{
+	const struct pcs_piece *a = pa, *b = pb;
+	uint32_t x = a->end - a->start, y = b->end - b->start;
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * Plans the time pieces of @ids (@m buffers in order of first section,
+ * with a cut in time) each in @width from @base, *@top the highest.
+ * With @fail_fast the smallest go first and the first one planned above
+ * @width before the deadline stops it: PCS_RETRY, its span in c->fail_t0,
+ * c->fail_t1 (the pieces after it not planned).
+ */
+static int pcs_commit_pieces(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+			     uint64_t base, int fail_fast, uint64_t *top)
+{
+	const struct sks_problem *pb = c->pb;
+	struct pcs_piece *piece = malloc(m * sizeof(*piece));
+	uint32_t count = 0;
+	int r = SKS_FOUND;
+
+	*top = 0;
+	if (!piece)
+		return SKS_NOMEM;
+	for (uint32_t start = 0, end; start < m; start = end) {
+		end = (uint32_t)vnpu_plan_time_piece(pb, ids, start, m);
+		piece[count++] = (struct pcs_piece){ start, end };
+	}
+	if (fail_fast)
+		qsort(piece, count, sizeof(*piece), pcs_cmp_piece);
+	for (uint32_t p = 0; p < count && r == SKS_FOUND; p++) {
+		uint32_t *at = ids + piece[p].start, n = piece[p].end - piece[p].start;
+		uint64_t h = 0;
+
+		r = pcs_commit(c, at, n, width, base, &h);
+		if (h > *top)
+			*top = h;
+		/* Past the deadline every piece is planned: the slab is not searched again. */
+		if (fail_fast && r == SKS_FOUND && h > width && !c->late) {
+			c->fail_t0 = UINT32_MAX;
+			c->fail_t1 = 0;
+			for (uint32_t i = 0; i < n; i++) {
+				c->fail_t0 = pb->t0[at[i]] < c->fail_t0 ? pb->t0[at[i]] : c->fail_t0;
+				c->fail_t1 = pb->t1[at[i]] > c->fail_t1 ? pb->t1[at[i]] : c->fail_t1;
+			}
+			r = PCS_RETRY;
+		}
+	}
+	free(piece);
+	return r;
+}
+
 /*
  * Plans @ids (@m buffers, reordered) from @base up, their live total @width
  * in every section of their span, as pcs_solve() does, but taking the
@@ -941,17 +1219,18 @@ static int pcs_commit_strip(struct pcs *c, const uint32_t *ids, uint32_t m, uint
  * instance. *@height is the plan's top above @base, @width when it is
  * perfect. Returns SKS_FOUND, SKS_INFEASIBLE (no strip found for the
  * whole instance, which has neither cut in time nor a buffer under it
- * all: the offsets untouched) or SKS_NOMEM.
+ * all: the offsets untouched) or SKS_NOMEM; with @fail_fast (the in side
+ * of a set a strip search commits to) also PCS_RETRY, as
+ * pcs_commit_pieces().
  */
-static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
-		      uint64_t base, uint64_t *height)
+static int pcs_commit_plan(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+			   uint64_t base, int fail_fast, uint64_t *height)
 {
 	const struct sks_problem *pb = c->pb;
 	uint64_t bottom, top = UINT64_MAX, *kept, begin;
-	uint32_t span[2], k, start, cut;
+	uint32_t span[2], k;
 	int r = SKS_FOUND;
 
-	(*c->nodes)++;
 	k = (uint32_t)vnpu_plan_span_bottom(pb, ids, m, base, c->off, span, &bottom);
 	ids += k;
 	m -= k;
@@ -962,15 +1241,7 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 	base += bottom;
 	qsort_r(ids, m, sizeof(*ids), pcs_cmp_first, (void *)pb->t0);
 	if (vnpu_plan_time_piece(pb, ids, 0, m) < m) {
-		top = 0;
-		for (start = 0; start < m && r == SKS_FOUND; start = cut) {
-			uint64_t h = 0;
-
-			cut = (uint32_t)vnpu_plan_time_piece(pb, ids, start, m);
-			r = pcs_commit(c, ids + start, cut - start, width, base, &h);
-			if (h > top)
-				top = h;
-		}
+		r = pcs_commit_pieces(c, ids, m, width, base, fail_fast, &top);
 		*height = bottom + top;
 		return r;
 	}
@@ -1033,6 +1304,27 @@ static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
 }
 
 /*
+ * pcs_commit_plan(), but a slab tiled before is laid out from c->tiled and
+ * one tiled now is kept there; c->fail_fast holds for this call only.
+ */
+static int pcs_commit(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
+		      uint64_t base, uint64_t *height)
+{
+	int fail_fast = c->fail_fast, r;
+
+	c->fail_fast = 0;
+	(*c->nodes)++;
+	if (pcs_tiled_get(c, ids, m, width, base)) {
+		*height = width;
+		return SKS_FOUND;
+	}
+	r = pcs_commit_plan(c, ids, m, width, base, fail_fast, height);
+	if (r == SKS_FOUND && *height == width)
+		pcs_tiled_put(c, ids, m, width, base);
+	return r;
+}
+
+/*
  * @pb run backwards in time. Plans of it are plans of @pb (the same
  * buffers overlap), but the searches for a strip, from the buffers live
  * first and cut by cut from their ends, meet other buffers and other near
@@ -1077,6 +1369,7 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 		   uint64_t *off, uint64_t *nodes)
 {
 	struct pcs c = { .nodes = nodes, .commit = 1 };
+	struct pcs_table tiled = { .most = (uint64_t)PCS_TILED_STORE * pb->n };
 	uint32_t passes = pb->n <= PCS_COMMIT_AGAIN_MAX ? PCS_COMMIT_PASSES : 2;
 	struct pcs_back back;
 	uint32_t *ids;
@@ -1091,6 +1384,16 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 	c.sub = malloc(pb->n * sizeof(*c.sub));
 	c.off = malloc(pb->n * sizeof(*c.off));
 	kept = malloc(pb->n * sizeof(*kept));
+	/*
+	 * Repairs and their table up to PCS_COMMIT_AGAIN_MAX buffers, where
+	 * the passes have time for them; without the table's memory the
+	 * passes run without either.
+	 */
+	if (pb->n <= PCS_COMMIT_AGAIN_MAX) {
+		tiled.slot = calloc(PCS_TILED_SLOTS, sizeof(*tiled.slot));
+		tiled.sorted = malloc(pb->n * sizeof(*tiled.sorted));
+	}
+	c.tiled = tiled.slot && tiled.sorted ? &tiled : NULL;
 	if (!ids || !c.sub || !c.off || !kept || pcs_back_init(pb, &back) != SKS_FOUND)
 		goto out;
 	/* The deadline may pass before the first pass starts: that is a timeout. */
@@ -1125,5 +1428,6 @@ out:
 	free(c.sub);
 	free(c.off);
 	free(kept);
+	pcs_table_free(&tiled);
 	return r;
 }
