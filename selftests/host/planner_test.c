@@ -1354,13 +1354,13 @@ TEST(near_miss_windows_searched_again)
 {
 	/*
 	 * guillotine-aspect 1,500 seed 450 is two buffers live throughout
-	 * and strips of 707 and 791 buffers; seed 403 a strip of 1,429
-	 * buffers with seven cuts in time of its own. Committed sets of
-	 * both fail in a window of their in side and are searched again
-	 * there, the out side planned only once a set is kept: whenever
-	 * the deadline falls, the plan holds every buffer, valid. Committed
-	 * cuts alone, 1 s, seeds 401 to 430: 22 tiled against 19 before
-	 * (403, 413 and 415 gained).
+	 * and strips of 707 and 791 buffers; seed 403 holds a strip of
+	 * 1,429 buffers in seven pieces in time. Committed sets there fail
+	 * in windows of their in side and are searched again, the out side
+	 * planned only once a set is kept: wherever the deadline falls,
+	 * the plan holds every buffer, valid. Committed cuts alone, 1 s,
+	 * seeds 401 to 430: 22 tiled against 19 before (403, 413 and 415
+	 * gained).
 	 */
 	static const uint64_t seeds[] = { 450, 403 };
 	static const uint64_t ms[] = { 20, 150, 600 };
