@@ -190,7 +190,6 @@ struct pcs_band {
 	uint32_t *queue, nq;		/* boundaries to check */
 	uint8_t *queued;
 	int early;			/* committed: an in side that fails returns PCS_RETRY */
-	uint32_t fail_t0, fail_t1;	/* then the window of its failing piece */
 	int64_t sums[1u << PCS_ENUM_MAX];
 };
 
@@ -485,8 +484,6 @@ static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t
 		r = pcs_commit(b->c, ids, nin, w, base, &below);
 		if (r == PCS_RETRY) {
 			/* The out side is not planned: pcs_repair() goes on. */
-			b->fail_t0 = b->c->fail_t0;
-			b->fail_t1 = b->c->fail_t1;
 			free(ids);
 			return PCS_RETRY;
 		}
@@ -814,7 +811,7 @@ static void pcs_reset(struct pcs_band *b, const int8_t *val, const uint8_t *free
 }
 
 /*
- * The committed set of @b failed in the window [b->fail_t0, b->fail_t1)
+ * The committed set of @b failed in the window [c->fail_t0, c->fail_t1)
  * of its in side (pcs_split() returned PCS_RETRY, the out side not
  * planned): the buffers live within that window, on either side, are
  * searched again with choices at random, every other buffer kept on its
@@ -836,8 +833,8 @@ static int pcs_repair(struct pcs_band *b, uint64_t width, uint64_t base, uint32_
 	for (uint32_t t = 1; r == PCS_RETRY && val && freed; t++) {
 		memcpy(val, b->val, b->m);
 		for (uint32_t i = 0; i < b->m; i++)
-			freed[i] = pb->t0[b->ids[i]] >= b->fail_t0 &&
-				   pb->t1[b->ids[i]] <= b->fail_t1;
+			freed[i] = pb->t0[b->ids[i]] >= c->fail_t0 &&
+				   pb->t1[b->ids[i]] <= c->fail_t1;
 		b->early = t < PCS_REPAIR_TRIES && !c->late;
 		pcs_reset(b, val, freed);
 		c->count = 0;
