@@ -73,6 +73,9 @@ enum vnpu_plan_strategy {
  *	(2000 ms). Above 8192 buffers the improvement stage may stop sooner,
  *	once it stalls (Documentation/planner.rst)
  * @seed: seed of the randomized search; the same seed gives the same plan
+ *	as long as no stage of the search is cut short by its share of
+ *	@time_limit_ms; where one is (large or hard instances), the plan
+ *	depends on how far each stage got, so it may differ from run to run
  */
 struct vnpu_plan_options {
 	unsigned int strategy;
