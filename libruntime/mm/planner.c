@@ -38,6 +38,9 @@
  * through the classic greedy when it is cheap, within the time limit
  * (above PLAN_SKY_MAX buffers, until it stalls: improve_large()).
  *
+ * Then, while the classic greedy is cheap, the best plan is compacted by
+ * it (compact()): first fit in order of offset, then turned over.
+ *
  * Every returned plan passes vnpu_plan_verify(), an independent sweep over
  * time keeping the live buffers sorted by offset.
  */
@@ -211,6 +214,11 @@
 #define PLAN_PIECE_REST_SHARE 4
 /* Most overlapping pairs for which the best strategy runs the classic greedies. */
 #define PLAN_CLASSIC_MAX_PAIRS 20000000ull
+/*
+ * Passes of compact() after the search, while the overlapping pairs
+ * number at most PLAN_CLASSIC_MAX_PAIRS (each pass costs a greedy plan).
+ */
+#define PLAN_COMPACT_PASSES 4
 
 static uint64_t now_ns(void)
 {
@@ -1996,6 +2004,41 @@ static uint64_t plan_arena(const struct plan *p, const uint64_t *off)
 	return arena;
 }
 
+/*
+ * Compaction of @best: the buffers in order of offset, each into the
+ * lowest gap among those placed before it (the first-fit greedy in that
+ * order: none rises, so neither does the arena), then the same again
+ * with the plan turned over (in order of falling top, so that the new
+ * plan is the old one upside down, pushed the other way), for up to
+ * PLAN_COMPACT_PASSES passes or until one gains nothing. Plans that
+ * stack parts planned on their own (the committed cuts, the band
+ * decomposition) keep, above a part planned higher than its width, room
+ * that what lies beside it in time can take once the plan is turned
+ * over. Returns -1 out of memory, else 0.
+ */
+static int compact(struct plan *p, struct key *keys, uint32_t *order, uint64_t *off,
+		   struct best *best)
+{
+	memcpy(off, best->off, p->n * sizeof(*off));
+	for (int pass = 0; pass < PLAN_COMPACT_PASSES; pass++) {
+		uint64_t arena = plan_arena(p, off), before = best->arena;
+
+		for (size_t i = 0; i < p->n; i++) {
+			uint64_t o = pass ? arena - off[i] - p->size[i] : off[i];
+
+			keys[i] = (struct key){ UINT64_MAX - o, 0, 0, (uint32_t)i };
+		}
+		sort_keys(keys, p->n, order);
+		arena = greedy_place(p, order, FIT_FIRST, off, UINT64_MAX, 0);
+		if (arena == UINT64_MAX)
+			return -1;
+		keep(best, off, arena, p->n);
+		if (pass && best->arena == before)
+			break;
+	}
+	return 0;
+}
+
 /* Which search found the best plan so far (for the bisection). */
 enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
@@ -2415,6 +2458,9 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 				lo = mid + 1;
 		}
 	}
+	if (opts->strategy == VNPU_PLAN_BEST && best.arena > p.lower_bound &&
+	    p.pairs <= PLAN_CLASSIC_MAX_PAIRS && compact(&p, keys, order, off, &best))
+		goto out;
 	stats->search_nodes = nodes;
 	stats->arena_size = best.arena;
 
@@ -2475,6 +2521,49 @@ int vnpu_plan_leaf(const struct sks_problem *pb, const uint32_t *ids, size_t m, 
 		off[ids[i]] = base + sub[i].offset;
 	*height = stats.arena_size;
 	return SKS_FOUND;
+}
+
+int vnpu_plan_compact(struct vnpu_plan_buffer *bufs, size_t n, uint64_t *arena)
+{
+	struct plan p;
+	struct key *keys = NULL;
+	uint32_t *order = NULL;
+	uint64_t *off = NULL;
+	struct best best = { UINT64_MAX, NULL };
+	int status;
+
+	if (!n) {
+		*arena = 0;
+		return VNPU_SUCCESS;
+	}
+	status = bufs ? verify(bufs, n, 0, NULL) : VNPU_ERROR_INVALID_VALUE;
+	if (status != VNPU_SUCCESS)
+		return status;
+	if (plan_init(&p, bufs, n))
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	keys = malloc(2 * (n + 1) * sizeof(*keys));
+	order = malloc((n + 1) * sizeof(*order));
+	off = malloc((n + 1) * sizeof(*off));
+	best.off = malloc((n + 1) * sizeof(*best.off));
+	status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	if (!keys || !order || !off || !best.off || plan_alloc_tmp(&p))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		best.off[i] = bufs[i].offset;
+	best.arena = plan_arena(&p, best.off);
+	if (compact(&p, keys, order, off, &best))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		bufs[i].offset = best.off[i];
+	*arena = best.arena;
+	status = VNPU_SUCCESS;
+out:
+	free(keys);
+	free(order);
+	free(off);
+	free(best.off);
+	plan_free(&p);
+	return status;
 }
 
 /*

@@ -328,6 +328,15 @@ int vnpu_plan_piece(struct vnpu_plan_buffer *bufs, size_t n, const struct vnpu_p
 		    struct vnpu_plan_stats *stats);
 
 /*
+ * The compaction vnpu_plan_compute() ends with (planner.c), on the plan
+ * in @bufs' offsets, which it rewrites: no buffer rises, so neither does
+ * *@arena, the new plan's arena. Returns VNPU_SUCCESS (also for no
+ * buffers), VNPU_ERROR_INVALID_VALUE when @bufs is not a valid plan (the
+ * offsets untouched) or VNPU_ERROR_OUT_OF_HOST_MEMORY.
+ */
+int vnpu_plan_compact(struct vnpu_plan_buffer *bufs, size_t n, uint64_t *arena);
+
+/*
  * A piece no split reaches, @ids (@m buffers of @pb): planned by the
  * planner itself (vnpu_plan_piece()) with @time_ms ms of search (at least
  * 1), through the scratch @sub (@m entries), and placed in @off from @base

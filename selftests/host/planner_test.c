@@ -197,6 +197,89 @@ static void random_trace(uint64_t *seed, struct vnpu_plan_buffer *b, size_t n,
 	}
 }
 
+/*
+ * Compaction, on plans of random instances with every offset doubled
+ * (still valid, as each gap grows with what is below it): the buffers
+ * taken in order of offset each fall into the lowest gap below them, so
+ * the plan comes back to at most its undoubled arena, whatever the turns
+ * after that; the offsets stay aligned. A plan that is not valid is
+ * refused and left as it was.
+ */
+TEST(compaction_never_raises_a_plan)
+{
+	uint64_t seed = 0xc0ffee;
+
+	for (int iter = 0; iter < 40; iter++) {
+		size_t n = 2 + rnd(&seed) % 600;
+		struct vnpu_plan_buffer *b = calloc(n, sizeof(*b));
+		struct vnpu_plan_options o = { .strategy = iter % 2 ? VNPU_PLAN_GREEDY_BY_SIZE :
+						VNPU_PLAN_SKYLINE };
+		struct vnpu_plan_stats st;
+		uint64_t arena, doubled, compacted;
+
+		ASSERT_NE(NULL, b);
+		random_trace(&seed, b, n, 1 + rnd(&seed) % 300, 8, iter % 4 == 3);
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, n, &o, &st));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, n, 0, &arena));
+		for (size_t i = 0; i < n; i++)
+			b[i].offset *= 2;
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, n, 0, &doubled));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compact(b, n, &compacted));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, n, 0, &doubled));
+		EXPECT_EQ(doubled, compacted);
+		EXPECT_LE(compacted, arena);
+		EXPECT_LE(st.lower_bound, compacted);
+		free(b);
+	}
+}
+
+/*
+ * A plan no buffer can fall in (each rests on one below or on 0), 6 high
+ * where 5 is live at most: turned over, the largest goes first and the
+ * plan reaches 5.
+ */
+TEST(compaction_turns_the_plan_over)
+{
+	struct vnpu_plan_buffer b[3] = {
+		{ .size = 1, .first = 3, .last = 4, .offset = 0 },
+		{ .size = 2, .first = 1, .last = 4, .offset = 1 },
+		{ .size = 3, .first = 2, .last = 3, .offset = 3 },
+	};
+	uint64_t arena;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compact(b, 3, &arena));
+	EXPECT_EQ(5, arena);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, 3, 5, NULL));
+}
+
+/* Three buffers with room under one: it falls, and the arena drops to the lower bound. */
+TEST(compaction_fills_the_room_a_stacked_plan_left)
+{
+	struct vnpu_plan_buffer b[3] = {
+		{ .size = 1, .first = 0, .last = 2, .offset = 0 },
+		{ .size = 1, .first = 2, .last = 4, .offset = 1 },
+		{ .size = 1, .first = 0, .last = 4, .offset = 2 },
+	}, bad[2] = {
+		{ .size = 2, .first = 0, .last = 2, .offset = 0 },
+		{ .size = 2, .first = 1, .last = 3, .offset = 1 },
+	};
+	uint64_t arena = 7;
+
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compact(b, 3, &arena));
+	EXPECT_EQ(2, arena);
+	EXPECT_EQ(0, b[0].offset);
+	EXPECT_EQ(0, b[1].offset);
+	EXPECT_EQ(1, b[2].offset);
+	ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, 3, 2, NULL));
+	arena = 7;
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compact(bad, 2, &arena));
+	EXPECT_EQ(7, arena);
+	EXPECT_EQ(1, bad[1].offset);
+	EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compact(NULL, 2, &arena));
+	EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_compact(NULL, 0, &arena));
+	EXPECT_EQ(0, arena);
+}
+
 TEST(skyline_plans_verify)
 {
 	uint64_t seed = 0xfeedbeef;

@@ -52,7 +52,9 @@ struct vnpu_plan_buffer {
  *	within the time limit (a time sweep, first when the target leaves no
  *	slack; skyline search and branch and bound over canonical plans for
  *	small instances, skyline and greedy plans of perturbed orders for
- *	large)
+ *	large); last, while the greedy plans are cheap, the best plan
+ *	compacted (each buffer dropped into the lowest gap below it, then the
+ *	plan turned over and dropped again), not counted in the time limit
  * @VNPU_PLAN_SKYLINE: buffers placed in non-decreasing offset order, each
  *	time the best-ranked buffer that fits on the lowest part of the
  *	skyline of the placed ones; O(n log^2 n) whatever the overlaps
