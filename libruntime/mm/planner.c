@@ -2039,6 +2039,23 @@ static int compact(struct plan *p, struct key *keys, uint32_t *order, uint64_t *
 	return 0;
 }
 
+/*
+ * The scratch of compute() and compact(): sort keys (the upper half
+ * sort_keys()' own), an order, offsets, the best plan's offsets, and
+ * @p's. Returns -1 when any is missing (the caller frees what is not).
+ */
+static int work_alloc(struct plan *p, struct key **keys, uint32_t **order, uint64_t **off,
+		      struct best *best)
+{
+	size_t n = p->n;
+
+	*keys = malloc(2 * (n + 1) * sizeof(**keys));
+	*order = malloc((n + 1) * sizeof(**order));
+	*off = malloc((n + 1) * sizeof(**off));
+	best->off = malloc((n + 1) * sizeof(*best->off));
+	return *keys && *order && *off && best->off && !plan_alloc_tmp(p) ? 0 : -1;
+}
+
 /* Which search found the best plan so far (for the bisection). */
 enum { LEAD_NONE, LEAD_SKY, LEAD_BB };
 
@@ -2200,11 +2217,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		status = VNPU_ERROR_DOES_NOT_FIT;
 		goto out;
 	}
-	keys = malloc(2 * (n + 1) * sizeof(*keys));	/* upper half: sort_keys() scratch */
-	order = malloc((n + 1) * sizeof(*order));
-	off = malloc((n + 1) * sizeof(*off));
-	best.off = malloc((n + 1) * sizeof(*best.off));
-	if (!keys || !order || !off || !best.off || plan_alloc_tmp(&p))
+	if (work_alloc(&p, &keys, &order, &off, &best))
 		goto out;
 
 	if (plan_peaks(&p))
@@ -2541,12 +2554,8 @@ int vnpu_plan_compact(struct vnpu_plan_buffer *bufs, size_t n, uint64_t *arena)
 		return status;
 	if (plan_init(&p, bufs, n))
 		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	keys = malloc(2 * (n + 1) * sizeof(*keys));
-	order = malloc((n + 1) * sizeof(*order));
-	off = malloc((n + 1) * sizeof(*off));
-	best.off = malloc((n + 1) * sizeof(*best.off));
 	status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
-	if (!keys || !order || !off || !best.off || plan_alloc_tmp(&p))
+	if (work_alloc(&p, &keys, &order, &off, &best))
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		best.off[i] = bufs[i].offset;

@@ -202,8 +202,7 @@ static void random_trace(uint64_t *seed, struct vnpu_plan_buffer *b, size_t n,
  * (still valid, as each gap grows with what is below it): the buffers
  * taken in order of offset each fall into the lowest gap below them, so
  * the plan comes back to at most its undoubled arena, whatever the turns
- * after that; the offsets stay aligned. A plan that is not valid is
- * refused and left as it was.
+ * after that, and stays valid and aligned.
  */
 TEST(compaction_never_raises_a_plan)
 {
