@@ -156,7 +156,7 @@ TEST(randomized_instances_verify)
 		struct vnpu_plan_options o = { .strategy = strategy, .time_limit_ms = 50,
 					       .seed = (uint64_t)iter };
 		struct vnpu_plan_stats st;
-		uint64_t arena, steps = 1 + rnd(&seed) % 200;
+		uint64_t arena, check, steps = 1 + rnd(&seed) % 200;
 
 		ASSERT_NE(NULL, b);
 		for (size_t i = 0; i < n; i++) {
@@ -168,6 +168,9 @@ TEST(randomized_instances_verify)
 		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, n, &o, &st));
 		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, n, 0, &arena));
 		EXPECT_EQ(st.arena_size, arena);
+		/* The generator's checker shares no code (the sort) with the planner. */
+		ASSERT_EQ(0, pgen_check(b, n, &check));
+		EXPECT_EQ(arena, check);
 		EXPECT_LE(st.lower_bound, arena);
 		EXPECT_LE(arena, st.greedy_size);
 		EXPECT_LE(st.lower_bound, st.naive_size);
