@@ -80,6 +80,7 @@
 
 /* Most unknown buffers at a boundary whose balancing subsets are listed. */
 #define PCS_ENUM_MAX 10
+_Static_assert(PCS_ENUM_MAX <= VNPU_PLAN_BALANCE_MAX, "rows enumerated by vnpu_plan_balance()");
 /* Nodes of the first restart; later ones take Luby multiples of it. */
 #define PCS_RESTART_NODES 1000u
 /* The committed decomposition: nodes per buffer to find a slab's strip. */
@@ -190,7 +191,6 @@ struct pcs_band {
 	uint32_t *queue, nq;		/* boundaries to check */
 	uint8_t *queued;
 	int early;			/* committed: an in side that fails returns PCS_RETRY */
-	int64_t sums[1u << PCS_ENUM_MAX];
 };
 
 static int pcs_solve(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t width,
@@ -298,7 +298,7 @@ static void pcs_undo(struct pcs_band *b, uint32_t mark)
 static int pcs_event(struct pcs_band *b, uint32_t e)
 {
 	int64_t need = -b->imb[e], v[PCS_ENUM_MAX];
-	uint32_t u[PCS_ENUM_MAX], k = 0, all = UINT32_MAX, any = 0;
+	uint32_t u[PCS_ENUM_MAX], k = 0, any, none;
 
 	if (need < b->neg[e] || need > b->pos[e])
 		return 0;
@@ -334,21 +334,13 @@ static int pcs_event(struct pcs_band *b, uint32_t e)
 			v[k] = pcs_net(b, u[k], (int32_t)e);
 			k++;
 		}
-	b->sums[0] = 0;
-	for (uint32_t s = 0; s < (1u << k); s++) {
-		if (s)
-			b->sums[s] = b->sums[s & (s - 1)] + v[__builtin_ctz(s)];
-		if (b->sums[s] == need) {
-			all &= s;
-			any |= s;
-		}
-	}
-	if (!any && need)
+	if (!vnpu_plan_balance(v, k, need, &any, &none))
 		return 0;
+	/* In every subset that balances: in; in none: out. */
 	for (uint32_t x = 0; x < k; x++)
-		if (all & (1u << x))
+		if (!(none >> x & 1))
 			pcs_set(b, u[x], 1);
-		else if (!(any & (1u << x)))
+		else if (!(any >> x & 1))
 			pcs_set(b, u[x], 0);
 	return 1;
 }

@@ -162,6 +162,76 @@ void vnpu_plan_bits_add(uint64_t *bits, size_t words, uint64_t k)
 	}
 }
 
+/* The subsets of one half of the values with one sum. */
+struct balance_half {
+	int64_t sum;
+	uint32_t count;		/* 0: an empty slot */
+	uint32_t in, out;	/* the union of the subsets, and of their complements */
+};
+
+/* The slot of @sum in @tab, of @slots (a power of two) slots. */
+static struct balance_half *balance_slot(struct balance_half *tab, uint32_t slots, int64_t sum)
+{
+	uint32_t i = (uint32_t)(((uint64_t)sum * 0x9e3779b97f4a7c15ull) >> 32) & (slots - 1);
+
+	while (tab[i].count && tab[i].sum != sum)
+		i = (i + 1) & (slots - 1);
+	return &tab[i];
+}
+
+/* Gray code: from subset @i of @v (its *@mask and *@sum) to subset @i + 1. */
+static void balance_step(const int64_t *v, uint32_t i, uint32_t *mask, int64_t *sum)
+{
+	int bit = __builtin_ctz(i + 1);
+
+	*mask ^= 1u << bit;
+	*sum += *mask >> bit & 1 ? v[bit] : -v[bit];
+}
+
+/*
+ * Meet in the middle: the sums of the second half's subsets go in a
+ * table, and each subset of the first half looks its match up there
+ * (2^7 and 2^7 steps rather than 2^14 for 14 values).
+ */
+uint32_t vnpu_plan_balance(const int64_t *v, uint32_t n, int64_t want, uint32_t *in_some,
+			   uint32_t *out_some)
+{
+	struct balance_half tab[2u << (VNPU_PLAN_BALANCE_MAX - VNPU_PLAN_BALANCE_MAX / 2)];
+	uint32_t nl = n / 2, nh = n - nl, slots = 2u << nh, count = 0, mask = 0;
+	uint32_t lo_all = (1u << nl) - 1, hi_all = ((1u << nh) - 1) << nl;
+	int64_t sum = 0;
+
+	*in_some = 0;
+	*out_some = 0;
+	memset(tab, 0, slots * sizeof(*tab));
+	for (uint32_t i = 0;; i++) {
+		struct balance_half *h = balance_slot(tab, slots, sum);
+
+		h->sum = sum;
+		h->count++;
+		h->in |= mask << nl;
+		h->out |= hi_all & ~(mask << nl);
+		if (i + 1 == 1u << nh)
+			break;
+		balance_step(v + nl, i, &mask, &sum);
+	}
+	mask = 0;
+	sum = 0;
+	for (uint32_t i = 0;; i++) {
+		const struct balance_half *h = balance_slot(tab, slots, want - sum);
+
+		if (h->count) {
+			count += h->count;
+			*in_some |= mask | h->in;
+			*out_some |= (lo_all & ~mask) | h->out;
+		}
+		if (i + 1 == 1u << nl)
+			break;
+		balance_step(v, i, &mask, &sum);
+	}
+	return count;
+}
+
 int vnpu_plan_perfect(const struct sks_problem *pb, uint64_t target, uint64_t *unit)
 {
 	*unit = target;

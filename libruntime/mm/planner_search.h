@@ -363,6 +363,19 @@ uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b);
  */
 void vnpu_plan_bits_add(uint64_t *bits, size_t words, uint64_t k);
 
+/* Most values vnpu_plan_balance() takes. */
+#define VNPU_PLAN_BALANCE_MAX 14
+
+/*
+ * Of the subsets of the @n (up to VNPU_PLAN_BALANCE_MAX) values @v that
+ * sum to @want: how many (the empty one included), in *@in_some the union
+ * of them and in *@out_some the union of their complements (bit i for
+ * @v[i]). The rows of the strip searches: a value in every subset that
+ * balances a boundary is in, one in none is out.
+ */
+uint32_t vnpu_plan_balance(const int64_t *v, uint32_t n, int64_t want, uint32_t *in_some,
+			   uint32_t *out_some);
+
 /* The splitmix64 finalizer: a 64-bit hash of @z. */
 uint64_t vnpu_plan_mix64(uint64_t z);
 

@@ -54,7 +54,7 @@
 /* Budgets grow fourfold per round while some pivot ran out, up to this. */
 #define STS_BUDGET_MAX 1000000
 /* Open groups at a node up to which propagation tries every subset. */
-#define STS_EXACT 14
+#define STS_EXACT VNPU_PLAN_BALANCE_MAX
 /* Subset sums over wider ranges (in units) are not checked. */
 #define STS_SUMS_MAX (1u << 20)
 
@@ -228,78 +228,6 @@ static int sts_sums(struct sts *s, const int64_t *v, size_t nv, int64_t want, in
 	return (reach[at / 64] >> (at % 64)) & 1;
 }
 
-/* The subsets of one half of a node's open groups with one sum. */
-struct sts_half {
-	int64_t sum;
-	uint32_t count;		/* 0: an empty slot */
-	uint32_t in, out;	/* the union of the subsets, and of their complements */
-};
-
-/* The slot of @sum in @tab, of @slots (a power of two) slots. */
-static struct sts_half *sts_half_slot(struct sts_half *tab, uint32_t slots, int64_t sum)
-{
-	uint32_t i = (uint32_t)(((uint64_t)sum * 0x9e3779b97f4a7c15ull) >> 32) & (slots - 1);
-
-	while (tab[i].count && tab[i].sum != sum)
-		i = (i + 1) & (slots - 1);
-	return &tab[i];
-}
-
-/* Gray code: from subset @i of @v (its *@mask and *@sum) to subset @i + 1. */
-static void sts_gray_step(const int64_t *v, uint32_t i, uint32_t *mask, int64_t *sum)
-{
-	int bit = __builtin_ctz(i + 1);
-
-	*mask ^= 1u << bit;
-	*sum += *mask >> bit & 1 ? v[bit] : -v[bit];
-}
-
-/*
- * Of the subsets of the @n (up to STS_EXACT) values @v that sum to @want:
- * how many, and in *@in_some the union of them, in *@out_some the union
- * of their complements. Meet in the middle: the sums of the second half's
- * subsets go in a table, and each subset of the first half looks its
- * match up there (2^7 and 2^7 steps rather than 2^14 per node).
- */
-static uint32_t sts_cancel(const int64_t *v, uint32_t n, int64_t want, uint32_t *in_some,
-			   uint32_t *out_some)
-{
-	struct sts_half tab[2u << (STS_EXACT - STS_EXACT / 2)];
-	uint32_t nl = n / 2, nh = n - nl, slots = 2u << nh, count = 0, mask = 0;
-	uint32_t lo_all = (1u << nl) - 1, hi_all = ((1u << nh) - 1) << nl;
-	int64_t sum = 0;
-
-	*in_some = 0;
-	*out_some = 0;
-	memset(tab, 0, slots * sizeof(*tab));
-	for (uint32_t i = 0;; i++) {
-		struct sts_half *h = sts_half_slot(tab, slots, sum);
-
-		h->sum = sum;
-		h->count++;
-		h->in |= mask << nl;
-		h->out |= hi_all & ~(mask << nl);
-		if (i + 1 == 1u << nh)
-			break;
-		sts_gray_step(v + nl, i, &mask, &sum);
-	}
-	mask = 0;
-	sum = 0;
-	for (uint32_t i = 0;; i++) {
-		const struct sts_half *h = sts_half_slot(tab, slots, want - sum);
-
-		if (h->count) {
-			count += h->count;
-			*in_some |= mask | h->in;
-			*out_some |= (lo_all & ~mask) | h->out;
-		}
-		if (i + 1 == 1u << nl)
-			break;
-		sts_gray_step(v, i, &mask, &sum);
-	}
-	return count;
-}
-
 /* Tries the strip the in-groups form: both sides solved, or 0. */
 static int sts_try(struct sts_piece *pc)
 {
@@ -429,7 +357,7 @@ static int sts_propagate(struct sts_piece *pc, size_t from)
 			pc->ways[t] = UINT32_MAX;
 			continue;
 		}
-		pc->ways[t] = sts_cancel(pc->scratch, open, -d, &in_some, &out_some);
+		pc->ways[t] = vnpu_plan_balance(pc->scratch, open, -d, &in_some, &out_some);
 		if (!pc->ways[t]) {
 			ok = 0;
 			continue;

@@ -1455,6 +1455,45 @@ TEST(near_miss_windows_searched_again)
 			commit_valid(_metadata, PGEN_GUILLOTINE_ASPECT, 1500, seeds[k], ms[j]);
 }
 
+TEST(balancing_subsets_match_every_subset_listed)
+{
+	/*
+	 * vnpu_plan_balance() (meet in the middle) against every subset
+	 * listed: the count, the union of the subsets that sum to the
+	 * target and that of their complements, for 0 to 14 values with
+	 * repeats, signs both ways, zeros and targets that none reach.
+	 */
+	uint64_t rng = 0x5eed;
+
+	for (uint32_t round = 0; round < 3000; round++) {
+		uint32_t n = round % (VNPU_PLAN_BALANCE_MAX + 1), in = 0, out = 0;
+		uint32_t want_in = 0, want_out = 0, want_count = 0, count;
+		int64_t v[VNPU_PLAN_BALANCE_MAX], want;
+
+		for (uint32_t i = 0; i < n; i++) {
+			rng = vnpu_plan_mix64(rng);
+			v[i] = (int64_t)(rng % 7) - 3 + (rng >> 8 & 1 ? 512 * (int64_t)(rng % 5) : 0);
+		}
+		rng = vnpu_plan_mix64(rng);
+		want = (int64_t)(rng % 41) - 20;
+		for (uint32_t set = 0; set < 1u << n; set++) {
+			int64_t sum = 0;
+
+			for (uint32_t i = 0; i < n; i++)
+				sum += set >> i & 1 ? v[i] : 0;
+			if (sum == want) {
+				want_count++;
+				want_in |= set;
+				want_out |= ((1u << n) - 1) & ~set;
+			}
+		}
+		count = vnpu_plan_balance(v, n, want, &in, &out);
+		ASSERT_EQ(want_count, count);
+		ASSERT_EQ(want_in, in);
+		ASSERT_EQ(want_out, out);
+	}
+}
+
 TEST(strip_widths_are_subset_sums_of_every_section)
 {
 	/*
