@@ -229,9 +229,9 @@ static uint64_t now_ns(void)
 }
 
 /*
- * The search budget counts the planning thread's CPU time
- * (vnpu_plan_cpu_ns()): a loaded machine does not cut the search short,
- * it only takes longer.
+ * The search budget counts the planning thread's CPU time, or with
+ * VNPU_PLAN_DETERMINISTIC the work the searches tick (vnpu_plan_now()): a
+ * loaded machine does not cut the search short, it only takes longer.
  *
  * The deadline of a stage that starts at @t and gets 1/@share of the time
  * left before @deadline; @t when none is left (a stage before may overrun,
@@ -709,7 +709,7 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 
 	plan_reset(p);
 	for (size_t i = 0; i < p->n; i++) {
-		if (deadline && !(i & 255) && vnpu_plan_cpu_ns() > deadline)
+		if (deadline && !(i & 255) && vnpu_plan_tick(PLAN_PLACE_TICK_NS) > deadline)
 			return PLAN_ABORTED;
 		uint32_t id = order[i];
 		size_t k = plan_overlaps(p, id, p->ids);
@@ -1156,7 +1156,7 @@ static uint64_t skyline_place(const struct plan *p, struct sky *k,
 
 		if (!k->heap_n)
 			return UINT64_MAX;	/* cannot happen: all fit at the top */
-		if (deadline && !(++steps & 1023) && vnpu_plan_cpu_ns() > deadline)
+		if (deadline && !(++steps & 1023) && vnpu_plan_tick(PLAN_SKY_TICK_NS) > deadline)
 			return PLAN_ABORTED;
 		e = k->heap[0];
 		sky_pop(k);
@@ -1468,7 +1468,7 @@ static int mm_search(struct mm *m, size_t part, size_t pn, uint32_t slo,
 	if (!m->nodes_left)
 		return MM_LIMIT;
 	m->nodes_left--;
-	if (!(++m->nodes & 255) && vnpu_plan_cpu_ns() > m->deadline)
+	if (!(++m->nodes & 255) && vnpu_plan_tick(MM_TICK_NS) > m->deadline)
 		return MM_TIMEOUT;
 	if (vnpu_plan_grow((void **)&m->ord, &m->ord_cap, base + on, sizeof(*m->ord)))
 		return MM_NOMEM;
@@ -1965,11 +1965,11 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			 uint64_t target, uint64_t deadline, uint64_t greedy_ns,
 			 uint64_t seed, int classic, uint64_t *iters)
 {
-	uint64_t rng = seed ^ 0x5eedull, arena, start = vnpu_plan_cpu_ns(), gain = start, stop;
+	uint64_t rng = seed ^ 0x5eedull, arena, start = vnpu_plan_now(), gain = start, stop;
 	int v = 1;
 
 	for (;;) {
-		uint64_t now = vnpu_plan_cpu_ns(), r;
+		uint64_t now = vnpu_plan_now(), r;
 
 		stop = gain + (gain - start > 2 * greedy_ns ? gain - start : 2 * greedy_ns);
 		if (!greedy_ns || stop > deadline)
@@ -2004,7 +2004,7 @@ static int improve_large(struct plan *p, struct sky *sky, struct key *keys,
 			return -1;
 		if (arena < best->arena) {
 			keep(best, off, arena, p->n);
-			gain = vnpu_plan_cpu_ns();
+			gain = vnpu_plan_now();
 		}
 		(*iters)++;
 	}
@@ -2158,13 +2158,13 @@ static int commit_cuts(const struct plan *p, uint64_t target, uint64_t deadline,
 		       struct best *best, uint64_t *nodes)
 {
 	int r = search_run(p, target,
-			   stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_COMMIT_SHARE), 0, 0,
+			   stage_deadline(vnpu_plan_now(), deadline, PLAN_COMMIT_SHARE), 0, 0,
 			   SEARCH_COMMIT, off, best, nodes);
 
 	if (r < 0 || best->arena <= target)
 		return r;
 	return search_run(p, target,
-			  stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_COMMIT_MERGED_SHARE),
+			  stage_deadline(vnpu_plan_now(), deadline, PLAN_COMMIT_MERGED_SHARE),
 			  0, 0, SEARCH_COMMIT_MERGED, off, best, nodes);
 }
 
@@ -2181,7 +2181,7 @@ static int commit_cuts(const struct plan *p, uint64_t target, uint64_t deadline,
 static int lazy_probe(const struct plan *p, uint64_t target, uint64_t deadline,
 		      uint64_t *off, struct best *best, uint64_t *nodes)
 {
-	uint64_t t = vnpu_plan_cpu_ns(), slice = t < deadline ? deadline - t : 0;
+	uint64_t t = vnpu_plan_now(), slice = t < deadline ? deadline - t : 0;
 	int r;
 
 	if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
@@ -2191,11 +2191,11 @@ static int lazy_probe(const struct plan *p, uint64_t target, uint64_t deadline,
 	if (r != SKS_INFEASIBLE)
 		return r == SKS_NOMEM ? -1 : r == SKS_FOUND;
 	/* 1: tiled (kept), -1: out of memory. */
-	r = search_run(p, target, vnpu_plan_cpu_ns() + slice / PLAN_HOLES_SHARE, 0,
+	r = search_run(p, target, vnpu_plan_now() + slice / PLAN_HOLES_SHARE, 0,
 		       SKS_SWEEP_STALL_NS, SEARCH_HOLES, off, best, nodes);
 	if (r)
 		return r;
-	r = search_run(p, target, stage_deadline(vnpu_plan_cpu_ns(), deadline, 2), 0, 0,
+	r = search_run(p, target, stage_deadline(vnpu_plan_now(), deadline, 2), 0, 0,
 		       SEARCH_LAZY_CROSS, off, best, nodes);
 	return r < 0 ? -1 : 1;
 }
@@ -2217,7 +2217,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	struct sky sky = { 0 };
 	int classic, tight, sky_first, bands_first, split = 0, lead = LEAD_NONE, lazy_done = 0;
 	uint64_t naive, target, deadline, nodes = 0, cap = opts->capacity;
-	uint64_t begin = vnpu_plan_cpu_ns();
+	uint64_t begin = vnpu_plan_now();
 	uint64_t time_ms = opts->time_limit_ms ? opts->time_limit_ms : PLAN_DEFAULT_TIME_MS;
 	int status = VNPU_ERROR_OUT_OF_HOST_MEMORY;
 
@@ -2271,7 +2271,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 
 	target = cap ? cap : p.lower_bound;
 	/* The time limit is the search stage's, after the greedy plans. */
-	deadline = vnpu_plan_cpu_ns() + time_ms * 1000000ull;
+	deadline = vnpu_plan_tick(PLAN_SETUP_TICK_NS * n) + time_ms * 1000000ull;
 	/*
 	 * When the target leaves no slack in any section: first the hole
 	 * sweep on a quarter and the lazy sweep on 1/16 of the budget (of
@@ -2307,7 +2307,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
-		uint64_t t = vnpu_plan_cpu_ns();
+		uint64_t t = vnpu_plan_now();
 		uint64_t slice = t < deadline ? deadline - t : 0;
 
 		if (slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
@@ -2320,7 +2320,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	bands_first = opts->strategy == VNPU_PLAN_BEST && tight && !piece && n > PLAN_SEARCH_MAX;
 	if (bands_first && best.arena > target) {
 		split = search_run(&p, target,
-				   stage_deadline(vnpu_plan_cpu_ns(), deadline, PLAN_BANDS_FIRST_SHARE),
+				   stage_deadline(vnpu_plan_now(), deadline, PLAN_BANDS_FIRST_SHARE),
 				   0, 0, SEARCH_BANDS, off, &best, &nodes);
 		if (split < 0)
 			goto out;
@@ -2329,14 +2329,14 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	    commit_cuts(&p, target, deadline, off, &best, &nodes) < 0)
 		goto out;
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight) {
-		uint64_t t = vnpu_plan_cpu_ns();
+		uint64_t t = vnpu_plan_now();
 		int r = search_run(&p, target, stage_deadline(t, deadline, PLAN_MERGED_SHARE), 0, 0,
 				   SEARCH_MERGED, off, &best, &nodes);
 
 		if (r < 0)
 			goto out;
 		split |= r;
-		t = vnpu_plan_cpu_ns();
+		t = vnpu_plan_now();
 		if (best.arena > target && !bands_first) {
 			r = search_run(&p, target, stage_deadline(t, deadline, PLAN_BANDS_SHARE), 0, 0,
 				       SEARCH_BANDS, off, &best, &nodes);
@@ -2348,7 +2348,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	/* See PLAN_PIECE_REST_SHARE. */
 	sky_first = opts->strategy == VNPU_PLAN_BEST && piece && tight && n <= PLAN_SEARCH_MAX;
 	if (sky_first && best.arena > target) {
-		uint64_t t = vnpu_plan_cpu_ns();
+		uint64_t t = vnpu_plan_now();
 
 		if (t < deadline &&
 		    sky_search(&p, target, deadline - (deadline - t) / PLAN_PIECE_REST_SHARE,
@@ -2356,26 +2356,26 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			goto out;
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
-	    tight && vnpu_plan_cpu_ns() < deadline) {
+	    tight && vnpu_plan_now() < deadline) {
 		/* See PLAN_LAZY_SHARE_WHOLE. */
 		int whole = !split && !piece && n <= PLAN_SEARCH_MAX;
-		uint64_t t = vnpu_plan_cpu_ns(), slice = t < deadline ? deadline - t : 0;
+		uint64_t t = vnpu_plan_now(), slice = t < deadline ? deadline - t : 0;
 		uint64_t stall = whole ? 0 : SKS_SWEEP_STALL_NS;
 		uint64_t lazy = whole ? PLAN_LAZY_SHARE_WHOLE : PLAN_LAZY_SHARE;
 
 		if (!whole && slice > PLAN_DEFAULT_TIME_MS * 1000000ull)
 			slice = PLAN_DEFAULT_TIME_MS * 1000000ull;
-		t = vnpu_plan_cpu_ns();
+		t = vnpu_plan_now();
 		if (best.arena > target &&
 		    search_run(&p, target, t + slice / PLAN_HOLES_SHARE, 0, stall, SEARCH_HOLES,
 			       off, &best, &nodes) < 0)
 			goto out;
-		t = vnpu_plan_cpu_ns();
+		t = vnpu_plan_now();
 		if (best.arena > target && !lazy_done &&
 		    search_run(&p, target, t + slice / lazy, 0, stall, SEARCH_LAZY, off, &best,
 			       &nodes) < 0)
 			goto out;
-		t = vnpu_plan_cpu_ns();
+		t = vnpu_plan_now();
 		if (t < deadline && best.arena > target &&
 		    sweep(&p, target, t + slice / PLAN_SWEEP_SHARE_TIGHT, stall, off, &best,
 			  &nodes) < 0)
@@ -2383,7 +2383,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && tight && !piece &&
 	    n <= PLAN_SEARCH_MAX) {
-		uint64_t t = vnpu_plan_cpu_ns();
+		uint64_t t = vnpu_plan_now();
 
 		if (t < deadline &&
 		    search_run(&p, target, stage_deadline(t, deadline, PLAN_STRIPS_SHARE), 0, 0,
@@ -2392,8 +2392,8 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	/* The skyline search, on half of the budget (unless it went first). */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SEARCH_MAX &&
-	    !sky_first && vnpu_plan_cpu_ns() < deadline) {
-		uint64_t t = vnpu_plan_cpu_ns();
+	    !sky_first && vnpu_plan_now() < deadline) {
+		uint64_t t = vnpu_plan_now();
 		int r = sky_search(&p, target, stage_deadline(t, deadline, 2), opts->seed, off, &best,
 				   &nodes);
 
@@ -2404,7 +2404,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	}
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target && n <= PLAN_SKY_MAX &&
 	    !tight) {
-		uint64_t t = vnpu_plan_cpu_ns();
+		uint64_t t = vnpu_plan_now();
 
 		if (t < deadline &&
 		    sweep(&p, target, stage_deadline(t, deadline, PLAN_SWEEP_SHARE_LOOSE),
@@ -2417,7 +2417,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 	 * (on generated perfect packings, planner_bench).
 	 */
 	if (opts->strategy == VNPU_PLAN_BEST && best.arena > target &&
-	    (cap || n > PLAN_SEARCH_MAX) && vnpu_plan_cpu_ns() < deadline) {
+	    (cap || n > PLAN_SEARCH_MAX) && vnpu_plan_now() < deadline) {
 		if (n <= PLAN_SEARCH_MAX) {
 			/* With a capacity: the branch and bound aims at it. */
 			int r = bb_run(&p, target, deadline, off, &nodes);
@@ -2434,7 +2434,7 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 			 * to PLAN_SKY_MAX its slow gains beat an earlier
 			 * bisection: planner_bench, guillotine 6,000).
 			 */
-			uint64_t t = vnpu_plan_cpu_ns(), dl = deadline;
+			uint64_t t = vnpu_plan_now(), dl = deadline;
 			uint64_t stall = t > begin ? t - begin : 1;
 
 			if (n <= PLAN_SKY_MAX) {
@@ -2462,14 +2462,14 @@ static int compute(struct vnpu_plan_buffer *bufs, size_t n,
 		int both = !tight && n <= PLAN_SEARCH_MAX;
 		uint64_t lo = p.lower_bound;
 
-		for (uint64_t t = vnpu_plan_cpu_ns(); lo < best.arena && t < deadline;
-		     t = vnpu_plan_cpu_ns()) {
+		for (uint64_t t = vnpu_plan_now(); lo < best.arena && t < deadline;
+		     t = vnpu_plan_now()) {
 			uint64_t mid = lo + (best.arena - lo) / 2, step = (deadline - t) / 2;
 			int tries = both && lead != LEAD_SKY ? 2 : 1, r = 0;
 
 			for (int k = 0; k < tries && !r; k++) {
 				int bb = tries == 2 && (k ^ (lead == LEAD_BB));
-				uint64_t dl = vnpu_plan_cpu_ns() +
+				uint64_t dl = vnpu_plan_now() +
 					      (tries == 1 ? step : k ? step / 4 : step * 3 / 4);
 
 				if (!bb) {
@@ -2604,51 +2604,59 @@ out:
 struct compute_call {
 	struct vnpu_plan_buffer *bufs;
 	size_t n;
-	const struct vnpu_plan_options *opts;
+	const struct vnpu_plan_options *opts;	/* the strategy without flags */
 	struct vnpu_plan_stats *stats;
+	int deterministic;
 	int status;
 };
 
+/* A whole plan on the thread that runs it, on the clock the options ask for. */
 static void *compute_thread(void *arg)
 {
 	struct compute_call *c = arg;
 
+	vnpu_plan_clock_begin(c->deterministic);
 	c->status = compute(c->bufs, c->n, c->opts, c->stats, 0);
+	vnpu_plan_clock_end();
 	return NULL;
 }
 
-static int compute_on_big_stack(struct vnpu_plan_buffer *bufs, size_t n,
-				const struct vnpu_plan_options *opts,
-				struct vnpu_plan_stats *stats)
+static int compute_on_big_stack(struct compute_call *c)
 {
-	struct compute_call c = { bufs, n, opts, stats, VNPU_SUCCESS };
 	pthread_attr_t attr;
 	pthread_t th;
 	int started;
 
-	if (n < PLAN_THREAD_MIN || pthread_attr_init(&attr))
-		return compute(bufs, n, opts, stats, 0);
+	if (c->n < PLAN_THREAD_MIN || pthread_attr_init(&attr)) {
+		compute_thread(c);
+		return c->status;
+	}
 	started = !pthread_attr_setstacksize(&attr, PLAN_THREAD_STACK) &&
-		  !pthread_create(&th, &attr, compute_thread, &c);
+		  !pthread_create(&th, &attr, compute_thread, c);
 	pthread_attr_destroy(&attr);
 	if (!started)
-		return compute(bufs, n, opts, stats, 0);
-	pthread_join(th, NULL);
-	return c.status;
+		compute_thread(c);
+	else
+		pthread_join(th, NULL);
+	return c->status;
 }
 
 int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		      const struct vnpu_plan_options *opts,
 		      struct vnpu_plan_stats *stats)
 {
-	static const struct vnpu_plan_options defaults = { .strategy = VNPU_PLAN_BEST };
+	struct vnpu_plan_options plain = { .strategy = VNPU_PLAN_BEST };
 	struct vnpu_plan_stats local;
+	struct compute_call call = { .opts = &plain };
 	struct vnpu_plan_buffer *work;
 	uint64_t start = now_ns();
 	int status;
 
-	if (!opts)
-		opts = &defaults;
+	if (opts) {
+		plain = *opts;
+		plain.strategy &= ~VNPU_PLAN_DETERMINISTIC;
+		call.deterministic = !!(opts->strategy & VNPU_PLAN_DETERMINISTIC);
+	}
 	if (!stats)
 		stats = &local;
 	if (count && !bufs)
@@ -2659,7 +2667,10 @@ int vnpu_plan_compute(struct vnpu_plan_buffer *bufs, size_t count,
 		return vnpu_set_status(VNPU_ERROR_OUT_OF_HOST_MEMORY);
 	if (count)
 		memcpy(work, bufs, count * sizeof(*work));
-	status = compute_on_big_stack(work, count, opts, stats);
+	call.bufs = work;
+	call.n = count;
+	call.stats = stats;
+	status = compute_on_big_stack(&call);
 	if (status == VNPU_SUCCESS)
 		for (size_t i = 0; i < count; i++)
 			bufs[i].offset = work[i].offset;

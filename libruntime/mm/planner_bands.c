@@ -257,7 +257,7 @@ static int bd_solve(struct bd *d, uint32_t *ids, size_t m, uint64_t width, uint6
  */
 static int bd_leaf(struct bd *d, const uint32_t *ids, size_t m, uint64_t base, uint64_t *height)
 {
-	uint64_t now = vnpu_plan_cpu_ns();
+	uint64_t now = vnpu_plan_now();
 	unsigned int ms = 0;
 
 	/* Nothing split: the caller's searches see the same instance. */
@@ -544,7 +544,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 		uint32_t widest_c = 0, ambiguous_c = UINT32_MAX;
 		int nbal;
 
-		if (vnpu_plan_cpu_ns() > d->deadline)
+		if (vnpu_plan_tick(BD_ROUND_TICK_NS) > d->deadline)
 			return 1;
 		changed = 0;
 		for (size_t e = 0; e < nev; e++) {

@@ -210,7 +210,7 @@ static int pcs_tick(struct pcs *c)
 	(*c->nodes)++;
 	if (++c->count > c->limit || c->late)
 		return SKS_TIMEOUT;
-	if (!(c->count & 255) && vnpu_plan_cpu_ns() > c->deadline)
+	if (!(c->count & 255) && vnpu_plan_tick(PCS_NODES_TICK_NS) > c->deadline)
 		return SKS_TIMEOUT;
 	return SKS_INFEASIBLE;
 }
@@ -274,7 +274,7 @@ static void pcs_account(struct pcs_band *b, uint32_t i, int v, int undo)
 static void pcs_set(struct pcs_band *b, uint32_t i, int v)
 {
 	/* Propagation can run long between nodes: the clock every 4,096. */
-	if (!(++b->c->work & 4095) && vnpu_plan_cpu_ns() > b->c->deadline)
+	if (!(++b->c->work & 4095) && vnpu_plan_tick(PCS_SETS_TICK_NS) > b->c->deadline)
 		b->c->late = 1;
 	b->val[i] = (int8_t)v;
 	b->trail[b->ntrail++] = i;
@@ -980,7 +980,7 @@ int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	/* Offsets are sums of sizes: aligned if every alignment divides them. */
 	if (!pb->n || pb->n > UINT32_MAX || !vnpu_plan_perfect(pb, target, &unit))
 		return SKS_INFEASIBLE;
-	if (vnpu_plan_cpu_ns() > deadline)
+	if (vnpu_plan_now() > deadline)
 		return SKS_TIMEOUT;
 	ids = malloc(pb->n * sizeof(*ids));
 	if (!ids)
@@ -993,7 +993,7 @@ int pcs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 		/* The first run breaks ties by the rules, later ones at random. */
 		c.rng = run > 1 ? vnpu_plan_mix64(run) | 1 : 0;
 		r = pcs_solve(&c, ids, (uint32_t)pb->n, target, 0);
-		if (r != SKS_TIMEOUT || c.late || vnpu_plan_cpu_ns() > deadline)
+		if (r != SKS_TIMEOUT || c.late || vnpu_plan_now() > deadline)
 			break;
 	}
 	free(ids);
@@ -1239,10 +1239,10 @@ static int pcs_commit_plan(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t wi
 	kept = malloc(m * sizeof(*kept));
 	if (!kept)
 		return SKS_NOMEM;
-	begin = vnpu_plan_cpu_ns();
+	begin = vnpu_plan_now();
 	/* Another try only while the plan is above the width and time is left. */
 	for (uint32_t attempt = 0; attempt < PCS_COMMIT_TRIES && top > width; attempt++) {
-		uint64_t h, now = vnpu_plan_cpu_ns();
+		uint64_t h, now = vnpu_plan_now();
 
 		/* Tries after the first within the slab's share of the stage's time. */
 		if (attempt && (now > c->deadline ||
@@ -1369,7 +1369,7 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 
 	if (!pb->n || pb->n > UINT32_MAX || !vnpu_plan_perfect(pb, target, &unit))
 		return SKS_INFEASIBLE;
-	if (vnpu_plan_cpu_ns() > deadline)
+	if (vnpu_plan_now() > deadline)
 		return SKS_TIMEOUT;
 	ids = malloc(pb->n * sizeof(*ids));
 	c.sub = malloc(pb->n * sizeof(*c.sub));
@@ -1391,7 +1391,7 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 	r = SKS_TIMEOUT;
 	/* Forwards in time, then backwards (struct pcs_back), and again. */
 	for (uint32_t pass = 0; pass < passes && low > target; pass++) {
-		c.begin = vnpu_plan_cpu_ns();
+		c.begin = vnpu_plan_now();
 		if (c.begin > deadline)
 			break;
 		c.pb = pass & 1 ? &back.pb : pb;

@@ -284,7 +284,7 @@ static int mg_series(struct mg *g)
 					i++;
 				continue;
 			}
-			if (vnpu_plan_cpu_ns() > g->deadline)
+			if (vnpu_plan_tick(MG_PAIR_TICK_NS) > g->deadline)
 				return made;
 			/* Every balanced part of t that holds e holds s. */
 			if (mg_balances(g, g->list, ne, i, g->other, ns, j, h / g->unit)) {
@@ -489,7 +489,7 @@ static int mg_plan(struct mg *g, struct mg_scratch *s, uint64_t target, enum mg_
 			s->sub_align[m] = g->align[x];
 			m++;
 		}
-	if (vnpu_plan_cpu_ns() > g->deadline)
+	if (vnpu_plan_now() > g->deadline)
 		return SKS_TIMEOUT;
 	if (m == g->pb->n)
 		return SKS_INFEASIBLE;
@@ -612,7 +612,7 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 			;
 		if (!series_live)
 			series_live = mg_count_live(&g);
-		if (vnpu_plan_cpu_ns() > deadline)
+		if (vnpu_plan_tick(MG_ROUND_TICK_NS) > deadline)
 			break;
 		made = mg_parallels(&g, s.ids, s.ok);
 		if (made <= 0)
@@ -633,7 +633,7 @@ int pmg_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	if ((r == SKS_FOUND && sks_check(pb, off, target)) || r == SKS_NOMEM || !parallels ||
 	    series_live > pb->n / MG_SERIES_SHRINK)
 		return r;
-	now = vnpu_plan_cpu_ns();
+	now = vnpu_plan_now();
 	if (now > deadline)
 		return r;
 	again = malloc((pb->n + 1) * sizeof(*again));
@@ -671,7 +671,7 @@ static int mg_series_plan(const struct sks_problem *pb, uint64_t target, uint64_
 	while (mg_series(&g) > 0)
 		;
 	/* Merges cut short by the deadline are not judged by their count. */
-	if (vnpu_plan_cpu_ns() > deadline)
+	if (vnpu_plan_now() > deadline)
 		r = SKS_TIMEOUT;
 	else if (solver == MG_SWEEPS && mg_count_live(&g) > pb->n / MG_SERIES_SHRINK)
 		r = SKS_INFEASIBLE;

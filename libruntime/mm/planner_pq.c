@@ -118,9 +118,9 @@ static int pqs_memo(struct pqs *q, uint32_t depth, uint64_t h, int add)
 }
 
 /* Out of time, or no deeper boundary for as long as the deepest took. */
-static int pqs_out_of_time(struct pqs *q)
+static int pqs_out_of_time(struct pqs *q, uint64_t work_ns)
 {
-	uint64_t now = vnpu_plan_cpu_ns();
+	uint64_t now = vnpu_plan_tick(work_ns);
 
 	if (now >= q->deadline ||
 	    (q->stall && now - q->gain > (q->took > q->stall ? q->took : q->stall)))
@@ -173,7 +173,7 @@ static int pqs_fill(struct pqs *q, uint16_t group, uint32_t k, uint64_t rem, uin
 		    pb->t1[q->S[j - 1]] == pb->t1[x])
 			continue;
 		if (++q->steps > PQS_GEN_STEPS ||
-		    (!(q->steps % PQS_CLOCK_STEPS) && pqs_out_of_time(q)))
+		    (!(q->steps % PQS_CLOCK_STEPS) && pqs_out_of_time(q, PQS_STEPS_TICK_NS)))
 			return 1;
 		q->gs[j] = group;
 		r = pqs_fill(q, group, j + 1, rem - pb->size[x], subsets);
@@ -198,7 +198,7 @@ static int pqs_join(struct pqs *q, uint16_t group, uint32_t k, uint32_t need, ui
 		if (q->ge[j])
 			continue;
 		if (++q->steps > PQS_GEN_STEPS ||
-		    (!(q->steps % PQS_CLOCK_STEPS) && pqs_out_of_time(q)))
+		    (!(q->steps % PQS_CLOCK_STEPS) && pqs_out_of_time(q, PQS_STEPS_TICK_NS)))
 			return 1;
 		q->ge[j] = group;
 		r = pqs_join(q, group, j + 1, need - 1, sum + q->pb->size[q->E[j]]);
@@ -402,7 +402,7 @@ static int pqs_search(struct pqs *q)
 {
 	const struct sks_problem *pb = q->pb;
 	uint32_t d = 0, deepest = 0;
-	uint64_t begin = vnpu_plan_cpu_ns(), count = 0;
+	uint64_t begin = vnpu_plan_now(), count = 0;
 
 	q->gain = begin;
 	q->lv[0].count = UINT32_MAX;
@@ -413,12 +413,12 @@ static int pqs_search(struct pqs *q)
 
 		if (d == q->nb)
 			return SKS_FOUND;
-		if (!(++count % PQS_CLOCK_NODES) && pqs_out_of_time(q))
+		if (!(++count % PQS_CLOCK_NODES) && pqs_out_of_time(q, PQS_NODES_TICK_NS))
 			return SKS_TIMEOUT;
 		if (L->count == UINT32_MAX) {
 			++*q->nodes;
 			if (d > deepest) {
-				uint64_t now = vnpu_plan_cpu_ns();
+				uint64_t now = vnpu_plan_now();
 
 				deepest = d;
 				q->took = now - begin;
@@ -602,7 +602,7 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	if (pqt_make_p(&q.lv[0].tree, q.sid + q.sfirst[0], q.sfirst[1] - q.sfirst[0]))
 		goto out;
 	for (size_t pass = 0; pass < sizeof(pqs_passes) / sizeof(pqs_passes[0]); pass++) {
-		uint64_t now = vnpu_plan_cpu_ns();
+		uint64_t now = vnpu_plan_tick(PQS_SETUP_TICK_NS * pb->n);
 
 		q.caps = &pqs_passes[pass];
 		q.deadline = pass + 1 < sizeof(pqs_passes) / sizeof(pqs_passes[0]) && now < deadline ?
@@ -612,7 +612,7 @@ int pqs_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 		memset(q.memo, 0, q.memo_cap * sizeof(*q.memo));
 		q.memo_used = 0;
 		r = pqs_search(&q);
-		if ((r != SKS_TIMEOUT && r != SKS_INFEASIBLE) || vnpu_plan_cpu_ns() >= deadline)
+		if ((r != SKS_TIMEOUT && r != SKS_INFEASIBLE) || vnpu_plan_now() >= deadline)
 			break;
 	}
 	if (r == SKS_FOUND) {

@@ -111,7 +111,7 @@ static uint64_t sk_clock_ns(clockid_t clock)
  */
 #define PLAN_CLOCK_REUSE_NS 100000ull
 
-uint64_t vnpu_plan_cpu_ns(void)
+static uint64_t plan_cpu_ns(void)
 {
 	static _Thread_local uint64_t cpu, wall, last;
 	uint64_t now_wall = sk_clock_ns(CLOCK_MONOTONIC), now;
@@ -127,6 +127,44 @@ uint64_t vnpu_plan_cpu_ns(void)
 		now = last;
 	last = now;
 	return now;
+}
+
+/*
+ * The work clock of a deterministic plan (VNPU_PLAN_DETERMINISTIC), per
+ * thread: a plan runs on one thread. Only vnpu_plan_tick() advances it.
+ */
+static _Thread_local struct {
+	int on;
+	uint64_t now;
+} plan_work;
+
+void vnpu_plan_clock_begin(int deterministic)
+{
+	plan_work.on = deterministic;
+	plan_work.now = 0;
+}
+
+void vnpu_plan_clock_end(void)
+{
+	plan_work.on = 0;
+}
+
+/*
+ * Every reading of the work clock advances it a little: a loop that reads
+ * the clock until a deadline ends even where no search in it ticks.
+ */
+#define PLAN_WORK_READ_NS 1000u
+
+uint64_t vnpu_plan_now(void)
+{
+	return plan_work.on ? plan_work.now += PLAN_WORK_READ_NS : plan_cpu_ns();
+}
+
+uint64_t vnpu_plan_tick(uint64_t work_ns)
+{
+	if (plan_work.on)
+		return plan_work.now += work_ns;
+	return plan_cpu_ns();
 }
 
 uint64_t vnpu_plan_mix64(uint64_t z)
@@ -847,7 +885,7 @@ static int sk_node(struct sks *k, uint32_t lo, uint32_t hi)
 		return R_FOUND;
 	if (!k->fails_left)
 		return R_LIMIT;
-	if (!(++k->nodes & 1023) && vnpu_plan_cpu_ns() > k->deadline)
+	if (!(++k->nodes & 1023) && vnpu_plan_tick(SK_NODES_TICK_NS) > k->deadline)
 		return R_TIMEOUT;
 	if (!sk_pick_corner(k, lo, hi, &corner))
 		return R_NONE;

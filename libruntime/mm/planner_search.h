@@ -349,10 +349,52 @@ int vnpu_plan_leaf(const struct sks_problem *pb, const uint32_t *ids, size_t m, 
 		   uint64_t *nodes, uint64_t *height);
 
 /*
- * CPU time of the calling thread, in ns: read at most every 100 us of wall
- * time, an upper bound in between; it never goes back.
+ * The planner's clock, in ns, that every deadline and stall rule reads:
+ * the calling thread's CPU time (read at most every 100 us of wall time,
+ * an upper bound in between; it never goes back), or, between
+ * vnpu_plan_clock_begin(1) and vnpu_plan_clock_end() on the thread, a work
+ * clock that starts at 0 and that vnpu_plan_tick() advances (and every
+ * reading, by a microsecond). On the work clock a plan depends on its
+ * input and options alone.
  */
-uint64_t vnpu_plan_cpu_ns(void);
+void vnpu_plan_clock_begin(int deterministic);
+void vnpu_plan_clock_end(void);
+uint64_t vnpu_plan_now(void);
+/*
+ * The clock at a search's periodic check, after about @work_ns of CPU
+ * time of work since its last one (each site's figure, measured on the
+ * development VM): the work clock advances by it; the CPU clock is read.
+ */
+uint64_t vnpu_plan_tick(uint64_t work_ns);
+
+/*
+ * The figures of vnpu_plan_tick(): the mean CPU time between two checks of
+ * one site, measured on the development VM over guillotine,
+ * guillotine-aspect, random, area, ladder and chain instances of 300 to
+ * 12,000 buffers (selftests/host/planner_gen.c); per buffer of the
+ * instance or piece for the set-ups, which grow with them. A site's cost
+ * varies with the instance up to 4 times either way from its figure, the
+ * time sweep's up to 12: the work clock keeps a budget's order of
+ * magnitude, not its CPU time.
+ */
+#define PLAN_SETUP_TICK_NS 1000u	/* a plan's greedy stage, per buffer */
+#define PLAN_PLACE_TICK_NS 200000u	/* greedy placement: 256 buffers */
+#define PLAN_SKY_TICK_NS 200000u	/* skyline placement: 1,024 steps */
+#define MM_TICK_NS 100000u		/* the improvement's search: 256 nodes */
+#define BD_ROUND_TICK_NS 50000u	/* band decomposition: a round */
+#define PCS_NODES_TICK_NS 450000u	/* cut search: 256 nodes */
+#define PCS_SETS_TICK_NS 500000u	/* cut search: 4,096 buffers decided */
+#define MG_PAIR_TICK_NS 3000u		/* forced merges: a pair of sizes */
+#define MG_ROUND_TICK_NS 5000u		/* forced merges: a round */
+#define PQS_SETUP_TICK_NS 400u		/* hole sweep: a pass's set-up, per buffer */
+#define PQS_STEPS_TICK_NS 10000u	/* hole sweep: 1,024 generation steps */
+#define PQS_NODES_TICK_NS 30000u	/* hole sweep: 8 nodes */
+#define SK_NODES_TICK_NS 800000u	/* skyline search: 1,024 nodes */
+#define STS_STEPS_TICK_NS 2000000u	/* strip stage: 256 steps */
+#define SW_SETUP_TICK_NS 800u		/* time and lazy sweeps: set-up, per buffer */
+#define SW_NODES_TICK_NS 40000u	/* time sweep: 256 nodes */
+#define LZ_NODES_TICK_NS 15000u	/* lazy sweep: 256 nodes */
+#define LZ_NODE_TICK_NS 3000u		/* lazy sweep: a node with a subset sum */
 
 /* Greatest common divisor of @a and @b (@a when @b is 0). */
 uint64_t vnpu_plan_gcd(uint64_t a, uint64_t b);

@@ -487,7 +487,7 @@ static int sts_node(struct sts_piece *pc, size_t from)
 	int r;
 
 	/* The clock from the first step on: a search begun late stops at once. */
-	if (!(s->steps++ & 255) && vnpu_plan_cpu_ns() > s->deadline)
+	if (!(s->steps++ & 255) && vnpu_plan_tick(STS_STEPS_TICK_NS) > s->deadline)
 		s->stop = SKS_TIMEOUT;
 	if (s->stop || !sts_propagate(pc, from)) {
 		sts_undo(pc, mark);

@@ -390,9 +390,9 @@ static uint64_t sw_align_up(uint64_t v, uint64_t a)
  * to reach the deepest one, and at least w->stall (the search tiles a
  * perfect packing steadily or thrashes on an early choice).
  */
-static int sw_stop(const struct sw *w)
+static int sw_stop(const struct sw *w, uint64_t work_ns)
 {
-	uint64_t now = vnpu_plan_cpu_ns(), took = w->gain - w->start;
+	uint64_t now = vnpu_plan_tick(work_ns), took = w->gain - w->start;
 
 	if (now >= w->deadline)
 		return 1;
@@ -411,9 +411,9 @@ static int sw_node(struct sw *w, uint32_t s, uint64_t cur, uint64_t waste, uint3
 
 	if (s > w->deepest) {
 		w->deepest = s;
-		w->gain = vnpu_plan_cpu_ns();
+		w->gain = vnpu_plan_now();
 	}
-	if (!(++w->nodes & 255) && sw_stop(w))
+	if (!(++w->nodes & 255) && sw_stop(w, SW_NODES_TICK_NS))
 		return SKS_TIMEOUT;
 	if (!left)
 		return sw_next(w, s);
@@ -676,7 +676,7 @@ int sws_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline,
 	if (sw_init(&w, pb, target, off))
 		goto out;
 	w.deadline = deadline;
-	w.start = vnpu_plan_cpu_ns();
+	w.start = vnpu_plan_tick(SW_SETUP_TICK_NS * pb->n);
 	w.gain = w.start;
 	w.stall = stall;
 	/* The first section with buffers starting is section 0. */
@@ -972,7 +972,7 @@ static int lz_fill(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, si
 	uint64_t avail = 0;
 	int r;
 
-	if (!(++w->nodes & 255) && sw_stop(w))
+	if (!(++w->nodes & 255) && sw_stop(w, LZ_NODES_TICK_NS))
 		return SKS_TIMEOUT;
 	if (!need)
 		return lz_apply(z, s, full, taken, nfull, h, size);
@@ -1011,7 +1011,7 @@ static int lz_hole(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, si
 	uint64_t avail = 0;
 	int r;
 
-	if (!(++w->nodes & 255) && sw_stop(w))
+	if (!(++w->nodes & 255) && sw_stop(w, LZ_NODES_TICK_NS))
 		return SKS_TIMEOUT;
 	/* Holes only grow: none larger than the starters left can be filled. */
 	for (uint32_t i = w->st_start[s]; i < w->st_start[s + 1]; i++)
@@ -1047,7 +1047,8 @@ static int lz_assign(struct lz *z, uint32_t s, uint32_t *full, uint32_t *taken, 
 	if (fi == nfull)
 		return lz_section(z, s);
 	/* The check below costs a subset sum per full node: many, time it. */
-	if (nfull - fi > 8 ? sw_stop(z->w) : !(++z->w->nodes & 255) && sw_stop(z->w))
+	if (nfull - fi > 8 ? sw_stop(z->w, LZ_NODE_TICK_NS) :
+	    !(++z->w->nodes & 255) && sw_stop(z->w, LZ_NODES_TICK_NS))
 		return SKS_TIMEOUT;
 	/* A full node no sibling can join must be filled on its own. */
 	for (size_t k = fi; k < nfull; k++) {
@@ -1369,7 +1370,7 @@ static int lz_at(struct lz *z, uint32_t s, int again)
 	int r;
 
 	if (again) {
-		if (sw_stop(w))
+		if (sw_stop(w, LZ_NODE_TICK_NS))
 			return SKS_TIMEOUT;
 		key = lz_key(z, s);
 		slot = &w->failed[(key >> 20) & (SW_FAILED - 1)];
@@ -1468,9 +1469,9 @@ static int lz_section(struct lz *z, uint32_t s)
 	while (s < pb->nsec && w->st_start[s] == w->st_start[s + 1]);
 	if (s > w->deepest) {
 		w->deepest = s;
-		w->gain = vnpu_plan_cpu_ns();
+		w->gain = vnpu_plan_now();
 	}
-	if (!(++w->nodes & 255) && sw_stop(w))
+	if (!(++w->nodes & 255) && sw_stop(w, SW_NODES_TICK_NS))
 		return SKS_TIMEOUT;
 	if (s >= pb->nsec)
 		return lz_layout(z) ? SKS_NOMEM : SKS_FOUND;
@@ -1589,7 +1590,7 @@ int sws_lazy_pass(const struct sks_problem *pb, uint64_t target, uint64_t deadli
 			goto out;
 		}
 	w.deadline = deadline;
-	w.start = vnpu_plan_cpu_ns();
+	w.start = vnpu_plan_tick(SW_SETUP_TICK_NS * pb->n);
 	w.gain = w.start;
 	w.stall = stall;
 	/* Section 0: its buffers fill [0, target), in any order. */
@@ -1611,7 +1612,7 @@ int sws_lazy_pass(const struct sks_problem *pb, uint64_t target, uint64_t deadli
 	if (result != SKS_FOUND && result != SKS_NOMEM && (passes & SWS_LAZY_CROSS)) {
 		z.cross = 1;
 		w.deadline = deadline;
-		w.start = vnpu_plan_cpu_ns();
+		w.start = vnpu_plan_now();
 		w.gain = w.start;
 		w.deepest = 0;
 		result = w.start < deadline ? lz_section(&z, 0) : SKS_TIMEOUT;

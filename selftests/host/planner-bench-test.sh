@@ -4,7 +4,8 @@
 # Description: the planner benchmark (build/bench/planner_bench, run by
 # `make bench-planner`) on small generated instances: its table, --misses, --emit
 # (an instance vnpu-plan reads, the same for the same seed, its witness
-# plan valid at the optimum it states) and --cores; and every bad argument
+# plan valid at the optimum it states), --cores and --deterministic (with
+# vnpu-plan's); and every bad argument
 # refused with a message, nothing printed to stdout. Run by `make check`
 # as build/host/planner-bench-check. Prints kselftest TAP.
 set -uo pipefail
@@ -139,6 +140,33 @@ refused() {
 	[ ! -s "$work/out" ] && grep -qF -- "$expect" "$work/err"
 }
 
+# --deterministic: on budgets far too short to tile the instances (the
+# plan above the lower bound, some seeds of the table missed), two plans
+# by vnpu-plan and two tables by the benchmark are the same; the summary
+# names the flag.
+t_deterministic() {
+	local arena
+	"$bench" --emit guillotine-aspect 700 4 >"$work/d.csv" 2>/dev/null || return 1
+	for run in 1 2; do
+		"$plan" "$work/d.csv" --deterministic --time-limit 10 \
+			--output "$work/d$run.out" >"$work/d$run.txt" || return 1
+	done
+	cat "$work/d1.txt"
+	grep -q '^strategy: *best, deterministic$' "$work/d1.txt" || return 1
+	cmp -s "$work/d1.out" "$work/d2.out" || { echo "two plans differ"; return 1; }
+	grep -q '^search: *[1-9][0-9]* nodes$' "$work/d1.txt" || return 1
+	[ "$(grep '^search:' "$work/d1.txt")" = "$(grep '^search:' "$work/d2.txt")" ] || return 1
+	arena=$(arena_of "$work/d1.out") || return 1
+	[ "$arena" -gt "$(sed -n 's/^lower bound: *//p' "$work/d1.txt")" ] || return 1
+	for run in 1 2; do
+		"$bench" --deterministic --seeds 4 --sizes 700 --families guillotine-aspect \
+			--time-limit 10 | cut -d'|' -f1-7 >"$work/t$run" || return 1
+	done
+	cat "$work/t1"
+	grep -qE '^\| guillotine-aspect \| 700 \| 4 \| [0-3] ' "$work/t1" &&
+		cmp -s "$work/t1" "$work/t2"
+}
+
 t_bad_arguments() {
 	local fails=0
 	refused "unknown family 'nosuch'" --families guillotine,nosuch || fails=1
@@ -176,6 +204,7 @@ else
 	tap_run misses t_misses
 	tap_run emit t_emit
 	tap_run cores t_cores
+	tap_run deterministic t_deterministic
 	tap_run bad-arguments t_bad_arguments
 fi
 tap_end

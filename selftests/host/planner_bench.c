@@ -8,9 +8,13 @@
  * and the planning time. Every plan is checked with pgen_check().
  *
  *   planner_bench [--seeds N] [--sizes N,N,...] [--families NAME,...]
- *                 [--time-limit MS] [--first-seed N] [--misses]
+ *                 [--time-limit MS] [--deterministic] [--first-seed N] [--misses]
  *   planner_bench --emit FAMILY N SEED     (the instance as CSV)
- *   planner_bench --cores FAMILY N SEED [--time-limit MS]
+ *   planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]
+ *
+ * --deterministic plans with VNPU_PLAN_DETERMINISTIC: the table is the
+ * same on every run (but for its times), so two builds compare seed by
+ * seed without the noise of the CPU clock.
  *
  * --misses names, on stderr, every seed whose plan is not at the optimum
  * (its ratio and time): the seeds two builds miss can then be compared
@@ -36,10 +40,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: planner_bench [--seeds N] [--sizes N,N,...] [--families NAME,...]\n"
-		"                     [--time-limit MS] [--first-seed N] [--misses]\n"
+		"                     [--time-limit MS] [--deterministic] [--first-seed N]\n"
+		"                     [--misses]\n"
 		"       planner_bench --emit FAMILY N SEED\n"
-		"       planner_bench --cores FAMILY N SEED [--time-limit MS]\n");
+		"       planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]\n");
 }
+
+/* The strategy of every plan: VNPU_PLAN_BEST, with --deterministic its flag. */
+static unsigned int strategy = VNPU_PLAN_BEST;
 
 static int family_of(const char *name)
 {
@@ -204,7 +212,7 @@ static size_t cuts(struct walk *w, const uint32_t *ids, size_t m, int mem, uint6
 /* Plans the piece alone; 1 when at its optimum (its witness's height). */
 static int plan_piece(struct walk *w, const uint32_t *ids, size_t m, double *ratio)
 {
-	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = w->ms,
+	struct vnpu_plan_options o = { .strategy = strategy, .time_limit_ms = w->ms,
 				       .seed = w->seed };
 	struct vnpu_plan_stats st;
 	uint64_t lo = UINT64_MAX, hi = 0, arena;
@@ -352,7 +360,7 @@ struct row {
 static int run_one(unsigned int fam, size_t n, uint64_t seed, unsigned int ms, int misses,
 		   struct row *r)
 {
-	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST, .time_limit_ms = ms,
+	struct vnpu_plan_options o = { .strategy = strategy, .time_limit_ms = ms,
 				       .seed = seed };
 	struct vnpu_plan_stats st;
 	struct vnpu_plan_buffer *b;
@@ -395,6 +403,7 @@ int main(int argc, char **argv)
 		{ "sizes", required_argument, NULL, 'n' },
 		{ "families", required_argument, NULL, 'f' },
 		{ "time-limit", required_argument, NULL, 't' },
+		{ "deterministic", no_argument, NULL, 'd' },
 		{ "first-seed", required_argument, NULL, 'S' },
 		{ "misses", no_argument, NULL, 'm' },
 		{ "emit", no_argument, NULL, 'e' },
@@ -462,6 +471,9 @@ int main(int argc, char **argv)
 			if (number("--time-limit", optarg, 0, UINT32_MAX, &v))
 				return 1;
 			ms = (unsigned int)v;
+			break;
+		case 'd':
+			strategy |= VNPU_PLAN_DETERMINISTIC;
 			break;
 		case 'S':
 			if (number("--first-seed", optarg, 0, UINT64_MAX - BENCH_MAX_SEEDS, &v))

@@ -498,6 +498,95 @@ TEST(large_instances_take_the_improvement_stage)
 	}
 }
 
+/* One plan of @src on a copy; its offsets into @off, its stats into @st. */
+static int plan_copy(const struct vnpu_plan_buffer *src, size_t n,
+		     const struct vnpu_plan_options *o, uint64_t *off, struct vnpu_plan_stats *st)
+{
+	struct vnpu_plan_buffer *b = malloc(n * sizeof(*b));
+	int r;
+
+	if (!b)
+		return VNPU_ERROR_OUT_OF_HOST_MEMORY;
+	memcpy(b, src, n * sizeof(*b));
+	r = vnpu_plan_compute(b, n, o, st);
+	for (size_t i = 0; r == VNPU_SUCCESS && i < n; i++)
+		off[i] = b[i].offset;
+	free(b);
+	return r;
+}
+
+TEST(deterministic_plans_repeat_exactly)
+{
+	/*
+	 * Random lifetimes (the plans stay above the lower bound: every
+	 * search stage runs out its share) on a budget far too short, so
+	 * on the CPU clock the stages stop at a different node on each run.
+	 * On the work clock every run must visit the same nodes and give the
+	 * same offsets, on the caller's thread (under PLAN_THREAD_MIN
+	 * buffers) and on the planner's own (above), whatever else runs.
+	 */
+	static const size_t sizes[] = { 200, 1500 };
+	uint64_t seed = 0x5eed;
+
+	for (size_t k = 0; k < N(sizes); k++) {
+		size_t count = sizes[k];
+		struct vnpu_plan_buffer *b = calloc(count, sizeof(*b));
+		struct vnpu_plan_options o = {
+			.strategy = VNPU_PLAN_BEST | VNPU_PLAN_DETERMINISTIC,
+			.time_limit_ms = 40, .seed = 3 };
+		uint64_t *first = calloc(count, sizeof(*first)), *again = calloc(count, sizeof(*again));
+		struct vnpu_plan_stats st0, st;
+
+		ASSERT_NE(NULL, b);
+		ASSERT_NE(NULL, first);
+		ASSERT_NE(NULL, again);
+		random_trace(&seed, b, count, count / 8, 2, 1);
+		ASSERT_EQ(VNPU_SUCCESS, plan_copy(b, count, &o, first, &st0));
+		EXPECT_LT(st0.lower_bound, st0.arena_size);
+		EXPECT_LT(0, st0.search_nodes);
+		for (int run = 0; run < 3; run++) {
+			ASSERT_EQ(VNPU_SUCCESS, plan_copy(b, count, &o, again, &st));
+			EXPECT_EQ(st0.search_nodes, st.search_nodes);
+			EXPECT_EQ(st0.arena_size, st.arena_size);
+			EXPECT_EQ(0, memcmp(first, again, count * sizeof(*first)));
+		}
+		for (size_t i = 0; i < count; i++)
+			b[i].offset = first[i];
+		EXPECT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, count, 0, NULL));
+		free(first);
+		free(again);
+		free(b);
+	}
+}
+
+TEST(unknown_strategy_flags_are_refused)
+{
+	struct vnpu_plan_buffer b[] = {
+		{ .size = 6, .first = 0, .last = 2, .offset = 77 },
+		{ .size = 4, .first = 0, .last = 4, .offset = 77 },
+	};
+	static const unsigned int bad[] = { VNPU_PLAN_BEST | 0x200u, VNPU_PLAN_DETERMINISTIC | 4u,
+					     VNPU_PLAN_SKYLINE | 0x80000000u };
+	struct vnpu_plan_stats st;
+
+	for (size_t k = 0; k < N(bad); k++) {
+		struct vnpu_plan_options o = { .strategy = bad[k] };
+
+		EXPECT_EQ(VNPU_ERROR_INVALID_VALUE, vnpu_plan_compute(b, N(b), &o, &st));
+		EXPECT_EQ(77, b[0].offset);
+		EXPECT_EQ(77, b[1].offset);
+	}
+	/* The flag goes with every strategy. */
+	for (unsigned int s = VNPU_PLAN_GREEDY_BY_SIZE; s <= VNPU_PLAN_SKYLINE; s++) {
+		struct vnpu_plan_options o = { .strategy = s | VNPU_PLAN_DETERMINISTIC };
+		uint64_t arena;
+
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_compute(b, N(b), &o, &st));
+		ASSERT_EQ(VNPU_SUCCESS, vnpu_plan_verify(b, N(b), 0, &arena));
+		EXPECT_EQ(10, arena);
+	}
+}
+
 TEST(search_fits_a_tight_capacity)
 {
 	/*
@@ -838,11 +927,11 @@ static int sweep_at_lower_bound(struct __test_metadata *_metadata,
 		     kind == SWEEP_COMMIT ? pcs_commit_run :
 		     kind == SWEEP_COMMIT_MERGED ? pmg_commit_run :
 		     kind == SWEEP_MERGED ? pmg_run : pmg_series_run)(
-			&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
+			&x.pb, x.lb, vnpu_plan_now() + OPTIMUM_BUDGET_MS * 1000000ull, x.off,
 			&nodes);
 	else
 		r = (kind == SWEEP_HOLES ? pqs_run : kind == SWEEP_LAZY ? sws_lazy_run : sws_run)(
-			&x.pb, x.lb, vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull, 0, x.off,
+			&x.pb, x.lb, vnpu_plan_now() + OPTIMUM_BUDGET_MS * 1000000ull, 0, x.off,
 			&nodes);
 	EXPECT_EQ(SKS_FOUND, r);
 	if (r == SKS_FOUND) {
@@ -921,7 +1010,7 @@ TEST(sweep_honours_its_budget_and_bounds)
 
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_TIMEOUT, sws_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
+	EXPECT_EQ(SKS_TIMEOUT, sws_run(&x.pb, x.lb, vnpu_plan_now(), 0, x.off, &nodes));
 	EXPECT_GE(256, nodes);
 	EXPECT_LT(0, nodes);
 	/* No deadline, but it stalls on an early choice and gives up. */
@@ -1004,19 +1093,19 @@ TEST(lazy_plain_pass_refutes_ladders_that_need_merges_across_groups)
 		ASSERT_EQ(opt, x.lb);
 		for (size_t k = 0; k < count; k++)
 			x.off[k] = 7;
-		EXPECT_EQ(SKS_INFEASIBLE, sws_lazy_pass(&x.pb, x.lb, vnpu_plan_cpu_ns() +
+		EXPECT_EQ(SKS_INFEASIBLE, sws_lazy_pass(&x.pb, x.lb, vnpu_plan_now() +
 							OPTIMUM_BUDGET_MS * 1000000ull, 0, 0,
 							x.off, &nodes));
 		EXPECT_EQ(0, nodes);
 		for (size_t k = 0; k < count; k++)
 			EXPECT_EQ(7, x.off[k]);
 		EXPECT_EQ(SKS_INFEASIBLE,
-			  sws_lazy_pass(&x.pb, x.lb, vnpu_plan_cpu_ns() +
+			  sws_lazy_pass(&x.pb, x.lb, vnpu_plan_now() +
 					OPTIMUM_BUDGET_MS * 1000000ull, 0, SWS_LAZY_PLAIN, x.off,
 					&nodes));
 		EXPECT_LT(0, nodes);
 		EXPECT_EQ(SKS_FOUND,
-			  sws_lazy_pass(&x.pb, x.lb, vnpu_plan_cpu_ns() +
+			  sws_lazy_pass(&x.pb, x.lb, vnpu_plan_now() +
 					OPTIMUM_BUDGET_MS * 1000000ull, 0, SWS_LAZY_CROSS, x.off,
 					&nodes));
 		for (size_t k = 0; k < count; k++)
@@ -1045,7 +1134,7 @@ static void perfect_sweep_stops_at_once(struct __test_metadata *_metadata, perfe
 
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, vnpu_plan_cpu_ns(), 0, x.off, &nodes));
+	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, vnpu_plan_now(), 0, x.off, &nodes));
 	EXPECT_GE(most, nodes);
 	EXPECT_LT(0, nodes);
 	sections_free(&x);
@@ -1185,7 +1274,7 @@ static void bounds_and_deadline_checked(struct __test_metadata *_metadata, unsig
 	ASSERT_EQ(0, sections_init(&x, b, count));
 	refuses_bad_bounds(_metadata, &x, run);
 	x.off[0] = 77;
-	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, vnpu_plan_cpu_ns(), x.off, &nodes));
+	EXPECT_EQ(SKS_TIMEOUT, run(&x.pb, x.lb, vnpu_plan_now(), x.off, &nodes));
 	EXPECT_EQ(0, nodes);
 	EXPECT_EQ(77, x.off[0]);
 	sections_free(&x);
@@ -1261,7 +1350,7 @@ TEST(strip_search_refuses_what_is_not_guillotine)
 	ASSERT_EQ(0, sections_init(&x, b, count));
 	refuses_bad_bounds(_metadata, &x, sts_run);
 	nodes = 0;
-	EXPECT_EQ(SKS_TIMEOUT, sts_run(&x.pb, x.lb, vnpu_plan_cpu_ns(), x.off, &nodes));
+	EXPECT_EQ(SKS_TIMEOUT, sts_run(&x.pb, x.lb, vnpu_plan_now(), x.off, &nodes));
 	EXPECT_LT(0, nodes);
 	EXPECT_GE(32, nodes);
 	sections_free(&x);
@@ -1326,7 +1415,7 @@ static void commit_valid(struct __test_metadata *_metadata, enum pgen_family fam
 	b = pgen_generate(family, n, seed, &count, &opt);
 	ASSERT_NE(NULL, b);
 	ASSERT_EQ(0, sections_init(&x, b, count));
-	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + ms * 1000000ull,
+	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb, vnpu_plan_now() + ms * 1000000ull,
 					    x.off, &nodes));
 	for (size_t i = 0; i < count; i++)
 		b[i].offset = x.off[i];
@@ -1379,7 +1468,7 @@ static void commit_tiles(struct __test_metadata *_metadata, struct vnpu_plan_buf
 
 	ASSERT_EQ(0, sections_init(&x, b, count));
 	EXPECT_EQ(SKS_FOUND, pcs_commit_run(&x.pb, x.lb,
-					    vnpu_plan_cpu_ns() + OPTIMUM_BUDGET_MS * 1000000ull,
+					    vnpu_plan_now() + OPTIMUM_BUDGET_MS * 1000000ull,
 					    x.off, &nodes));
 	TH_LOG("%llu nodes", (unsigned long long)nodes);
 	EXPECT_GT(most, nodes);
@@ -1564,7 +1653,7 @@ TEST(committed_cuts_time_out_as_timeouts)
 	ASSERT_EQ(0, sections_init(&x, b, count));
 	for (uint64_t us = 0; us <= 300; us += 2) {
 		for (int k = 0; k < 4; k++) {
-			int r = pcs_commit_run(&x.pb, x.lb, vnpu_plan_cpu_ns() + us * 1000, x.off,
+			int r = pcs_commit_run(&x.pb, x.lb, vnpu_plan_now() + us * 1000, x.off,
 					       &nodes);
 
 			nomem += r == SKS_NOMEM;
@@ -1749,7 +1838,7 @@ static void *plan_on_small_stack(void *arg)
  */
 TEST(cpu_clock_bounds_the_thread_cpu_time)
 {
-	uint64_t last = 0, first = vnpu_plan_cpu_ns();
+	uint64_t last = 0, first = vnpu_plan_now();
 	volatile uint64_t spin = 0;
 
 	for (int i = 0; i < 200000; i++) {
@@ -1760,7 +1849,7 @@ TEST(cpu_clock_bounds_the_thread_cpu_time)
 			spin += (uint64_t)j;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 		exact = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		now = vnpu_plan_cpu_ns();
+		now = vnpu_plan_now();
 		ASSERT_GE(now, exact);
 		ASSERT_GE(now, last);
 		last = now;

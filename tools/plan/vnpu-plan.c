@@ -5,7 +5,8 @@
  * vnpu-plan: plan the offsets of buffers with known lifetimes.
  *
  *   vnpu-plan FILE.csv [--capacity N] [--strategy size|breadth|best|skyline]
- *             [--time-limit MS] [--seed N] [--output OUT.csv] [--table]
+ *             [--time-limit MS] [--seed N] [--deterministic] [--output OUT.csv]
+ *             [--table]
  *   vnpu-plan --synthetic N [same options]
  *
  * FILE.csv has the header "id,lower,upper,size" (an optional fifth column
@@ -13,6 +14,8 @@
  * --synthetic N plans N generated buffers instead (a trace shaped like a
  * training graph: mostly short-lived activations, some long-lived ones,
  * sizes spread over four orders of magnitude; --seed picks the trace).
+ * --deterministic counts the time limit in work (VNPU_PLAN_DETERMINISTIC):
+ * the same input and options give the same plan on every run.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -29,7 +32,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vnpu-plan FILE.csv [--capacity N] [--strategy size|breadth|best|skyline]\n"
-		"                 [--time-limit MS] [--seed N] [--output OUT.csv] [--table]\n"
+		"                 [--time-limit MS] [--seed N] [--deterministic] [--output OUT.csv]\n"
+		"                 [--table]\n"
 		"       vnpu-plan --synthetic N [same options]\n");
 }
 
@@ -227,6 +231,7 @@ int main(int argc, char **argv)
 		{ "strategy", required_argument, NULL, 's' },
 		{ "time-limit", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 'r' },
+		{ "deterministic", no_argument, NULL, 'D' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "table", no_argument, NULL, 'T' },
 		{ "synthetic", required_argument, NULL, 'S' },
@@ -237,11 +242,11 @@ int main(int argc, char **argv)
 	struct vnpu_plan_stats st = { 0 };
 	struct input in = { 0 };
 	const char *output = NULL, *path;
-	int table = 0, opt, status;
+	int table = 0, deterministic = 0, opt, status;
 	uint64_t v, synthetic = 0;
 	double cpu0, cpu;
 
-	while ((opt = getopt_long(argc, argv, "c:s:t:r:o:TS:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:s:t:r:Do:TS:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			if (parse_number(optarg, &opts.capacity) || !opts.capacity) {
@@ -272,6 +277,9 @@ int main(int argc, char **argv)
 				fprintf(stderr, "vnpu-plan: bad --seed '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 'D':
+			deterministic = 1;
 			break;
 		case 'o':
 			output = optarg;
@@ -316,6 +324,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 
+	if (deterministic)
+		opts.strategy |= VNPU_PLAN_DETERMINISTIC;
 	cpu0 = cpu_ms();
 	status = vnpu_plan_compute(in.bufs, in.n, &opts, &st);
 	cpu = cpu_ms() - cpu0;
@@ -350,7 +360,9 @@ int main(int argc, char **argv)
 
 		printf("instance:     %s\n", path);
 		printf("buffers:      %zu\n", in.n);
-		printf("strategy:     %s\n", vnpu_plan_strategy_name(opts.strategy));
+		printf("strategy:     %s%s\n",
+		       vnpu_plan_strategy_name(opts.strategy & ~VNPU_PLAN_DETERMINISTIC),
+		       deterministic ? ", deterministic" : "");
 		printf("naive sum:    %" PRIu64 "\n", st.naive_size);
 		printf("lower bound:  %" PRIu64 "\n", st.lower_bound);
 		printf("greedy arena: %" PRIu64 " (%.4f x lower bound)\n", st.greedy_size,

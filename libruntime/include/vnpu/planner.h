@@ -66,18 +66,31 @@ enum vnpu_plan_strategy {
 	VNPU_PLAN_SKYLINE = 3,
 };
 
+/*
+ * Flag of vnpu_plan_options.strategy: every deadline of the search counts
+ * work (nodes, steps and placements, each weighed by its mean CPU time on
+ * the development machine) instead of CPU time, so the same buffers and
+ * options give the same plan on every run and machine, however loaded or
+ * fast. The time limit then holds in that measure: on a machine as fast
+ * as the development one, within a few times of it either way.
+ */
+#define VNPU_PLAN_DETERMINISTIC 0x100u
+
 /**
  * struct vnpu_plan_options - parameters of vnpu_plan_compute()
- * @strategy: an enum vnpu_plan_strategy
+ * @strategy: an enum vnpu_plan_strategy, optionally OR-ed with
+ *	%VNPU_PLAN_DETERMINISTIC
  * @capacity: arena bytes available; 0 for no limit
  * @time_limit_ms: budget of the search stage in CPU time of the calling
  *	thread (a loaded machine does not cut it short); 0 for the default
  *	(2000 ms). Above 8192 buffers the improvement stage may stop sooner,
- *	once it stalls (Documentation/planner.rst)
+ *	once it stalls (Documentation/planner.rst). With
+ *	%VNPU_PLAN_DETERMINISTIC, in work the searches count instead
  * @seed: seed of the randomized search; the same seed gives the same plan
  *	as long as no stage of the search is cut short by its share of
  *	@time_limit_ms; where one is (large or hard instances), the plan
- *	depends on how far each stage got, so it may differ from run to run
+ *	depends on how far each stage got, so it may differ from run to run,
+ *	unless %VNPU_PLAN_DETERMINISTIC is set
  */
 struct vnpu_plan_options {
 	unsigned int strategy;
@@ -119,7 +132,7 @@ struct vnpu_plan_stats {
  *
  * Return: VNPU_SUCCESS; VNPU_ERROR_INVALID_VALUE for a zero size, an empty
  * lifetime, an alignment that is not a power of two, sizes whose sum
- * overflows or an unknown strategy; VNPU_ERROR_DOES_NOT_FIT when no plan
+ * overflows, an unknown strategy or an unknown flag in it; VNPU_ERROR_DOES_NOT_FIT when no plan
  * within @opts->capacity was found (@stats->lower_bound says how much is
  * needed at least); VNPU_ERROR_OUT_OF_HOST_MEMORY.
  */
