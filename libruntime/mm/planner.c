@@ -709,7 +709,8 @@ static uint64_t greedy_place(struct plan *p, const uint32_t *order,
 
 	plan_reset(p);
 	for (size_t i = 0; i < p->n; i++) {
-		if (deadline && !(i & 255) && vnpu_plan_tick(PLAN_PLACE_TICK_NS) > deadline)
+		/* Ticked without a deadline too: the greedy stage's work counts. */
+		if (!(i & 255) && vnpu_plan_tick(PLAN_PLACE_TICK_NS) > deadline && deadline)
 			return PLAN_ABORTED;
 		uint32_t id = order[i];
 		size_t k = plan_overlaps(p, id, p->ids);
@@ -1156,7 +1157,7 @@ static uint64_t skyline_place(const struct plan *p, struct sky *k,
 
 		if (!k->heap_n)
 			return UINT64_MAX;	/* cannot happen: all fit at the top */
-		if (deadline && !(++steps & 1023) && vnpu_plan_tick(PLAN_SKY_TICK_NS) > deadline)
+		if (!(++steps & 1023) && vnpu_plan_tick(PLAN_SKY_TICK_NS) > deadline && deadline)
 			return PLAN_ABORTED;
 		e = k->heap[0];
 		sky_pop(k);
