@@ -85,7 +85,8 @@ enum vnpu_plan_strategy {
  *	thread (a loaded machine does not cut it short); 0 for the default
  *	(2000 ms). Above 8192 buffers the improvement stage may stop sooner,
  *	once it stalls (Documentation/planner.rst). With
- *	%VNPU_PLAN_DETERMINISTIC, in work the searches count instead
+ *	%VNPU_PLAN_DETERMINISTIC it counts the searches' work instead, each
+ *	unit weighed by its mean CPU time on the development machine
  * @seed: seed of the randomized search; the same seed gives the same plan
  *	as long as no stage of the search is cut short by its share of
  *	@time_limit_ms; where one is (large or hard instances), the plan
