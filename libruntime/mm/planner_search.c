@@ -131,7 +131,8 @@ static uint64_t plan_cpu_ns(void)
 
 /*
  * The work clock of a deterministic plan (VNPU_PLAN_DETERMINISTIC), per
- * thread: a plan runs on one thread. Only vnpu_plan_tick() advances it.
+ * thread: a plan runs on one thread. vnpu_plan_tick() advances it, and
+ * vnpu_plan_now() by PLAN_WORK_READ_NS.
  */
 static _Thread_local struct {
 	int on;
