@@ -21,7 +21,8 @@
  * Buffers are joined (union-find) into classes, and the classes are the
  * bands. At a boundary, the classes whose sums do not balance are joined
  * by the atoms of their sums (the least balanced subsets, by a subset sum
- * over at most BD_PARTS_MAX classes) when the atoms are disjoint: every
+ * over at most BD_PARTS_MAX classes, met in the middle: 2 x 2^(N/2) sums,
+ * not 2^N) when the atoms are disjoint: every
  * band is then a union of atoms, so the join is exact. Boundaries are
  * taken again as classes grow until none decides more. Then one boundary
  * is guessed (bd_form()): its split into the most atoms, or, with too
@@ -47,8 +48,10 @@
 #include "planner_search.h"
 #include "vnpu.h"
 
-/* Most buffers at one boundary whose atoms are searched (2^N subsets). */
+/* Most unbalanced classes at one boundary whose atoms are searched. */
 #define BD_PARTS_MAX 16
+/* Most classes in one half of a boundary's (bd_balanced_sets()). */
+#define BD_HALF_MAX ((BD_PARTS_MAX + 1) / 2)
 /* Most balanced subsets of one boundary kept while finding its atoms. */
 #define BD_BALANCED_MAX 512
 
@@ -75,8 +78,7 @@ struct bd {
 	uint64_t *off;
 	uint64_t deadline, *nodes;
 	uint32_t *parent;	/* union-find over buffer ids */
-	int64_t *sums;		/* subset sums of one boundary: 2^BD_PARTS_MAX */
-	uint8_t *zero;		/* subsets whose sums are all 0: 2^BD_PARTS_MAX */
+	struct bd_half *half;	/* subset sums of each half of one boundary's classes */
 	uint32_t *balanced;	/* balanced subsets of one boundary */
 	struct vnpu_plan_buffer *sub;	/* a piece left to bd_leaf() */
 	uint64_t rng;		/* 0, or the state that breaks ties of guesses */
@@ -218,31 +220,67 @@ static uint8_t bd_parts(struct bd *d, uint32_t k, uint32_t nbal, uint8_t *lab, i
 	return (uint8_t)natoms;
 }
 
-/*
- * Marks in d->zero the subsets of @k items whose values at one boundary,
- * @v, sum to 0 (the caller sets d->zero to all ones first).
- */
-static void bd_zero_sums(struct bd *d, const int64_t *v, uint32_t k)
+/* A subset sum of one half of a boundary's classes, with its subset. */
+struct bd_half {
+	int64_t sum;
+	uint32_t mask;
+};
+
+static int bd_half_cmp(const void *pa, const void *pb)
 {
-	d->sums[0] = 0;
-	for (uint32_t m = 1; m < (1u << k); m++) {
-		d->sums[m] = d->sums[m & (m - 1)] + v[__builtin_ctz(m)];
-		if (d->sums[m])
-			d->zero[m] = 0;
-	}
+	const struct bd_half *a = pa, *b = pb;
+
+	if (a->sum != b->sum)
+		return a->sum < b->sum ? -1 : 1;
+	return a->mask < b->mask ? -1 : a->mask > b->mask;
 }
 
-/* The balanced subsets d->zero marks, into d->balanced; -1 if too many. */
-static int bd_collect(struct bd *d, uint32_t k)
+/* Every subset sum of @v[0 .. @k - 1] into @out (2^@k of them), by subset. */
+static void bd_half_sums(const int64_t *v, uint32_t k, struct bd_half *out)
 {
-	uint32_t nbal = 0;
+	out[0] = (struct bd_half){ 0, 0 };
+	for (uint32_t m = 1; m < (1u << k); m++)
+		out[m] = (struct bd_half){ out[m & (m - 1)].sum + v[__builtin_ctz(m)], m };
+}
 
-	for (uint32_t m = 1; m + 1 < (1u << k); m++)
-		if (d->zero[m]) {
+/*
+ * The subsets of @k classes (neither empty nor all) whose sums at one
+ * boundary, @v, add up to 0, into d->balanced in increasing order: their
+ * count, or -1 if more than BD_BALANCED_MAX. Meet in the middle: the
+ * subset sums of each half of the classes (2^(k/2) each), the low half
+ * sorted by sum, and each sum of the high half looked up negated in it.
+ */
+static int bd_balanced_sets(struct bd *d, const int64_t *v, uint32_t k)
+{
+	uint32_t low = k / 2, high = k - low, all = (1u << k) - 1, nbal = 0;
+	struct bd_half *lo = d->half, *hi = d->half + (1u << BD_HALF_MAX);
+
+	bd_half_sums(v, low, lo);
+	bd_half_sums(v + low, high, hi);
+	qsort(lo, 1u << low, sizeof(*lo), bd_half_cmp);
+	/* High half outside, low half (masks rising within a sum) inside: in order. */
+	for (uint32_t b = 0; b < (1u << high); b++) {
+		uint32_t first = 0, last = 1u << low;
+
+		/* The first of lo whose sum is at least -hi[b].sum. */
+		while (first < last) {
+			uint32_t mid = first + (last - first) / 2;
+
+			if (lo[mid].sum < -hi[b].sum)
+				first = mid + 1;
+			else
+				last = mid;
+		}
+		for (; first < (1u << low) && lo[first].sum == -hi[b].sum; first++) {
+			uint32_t m = lo[first].mask | b << low;
+
+			if (!m || m == all)
+				continue;
 			if (nbal == BD_BALANCED_MAX)
 				return -1;
 			d->balanced[nbal++] = m;
 		}
+	}
 	return (int)nbal;
 }
 
@@ -572,9 +610,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 				continue;
 			}
 			if (c) {
-				memset(d->zero, 1, 1u << c);
-				bd_zero_sums(d, v, c);
-				nbal = bd_collect(d, c);
+				nbal = bd_balanced_sets(d, v, c);
 				parts = nbal < 0 ? 0 : bd_parts(d, c, (uint32_t)nbal, lab, 0);
 				if (!parts) {
 					ev[e].stuck = 1;
@@ -597,9 +633,7 @@ static int bd_form(struct bd *d, const uint32_t *ids, size_t m, struct bd_event 
 		 */
 		if (ambiguous != SIZE_MAX) {
 			c = bd_classes(d, &ev[ambiguous], at, cls, v, rep, &balanced, &sig);
-			memset(d->zero, 1, 1u << c);
-			bd_zero_sums(d, v, c);
-			nbal = bd_collect(d, c);
+			nbal = bd_balanced_sets(d, v, c);
 			if (nbal < 0)
 				memset(lab, 0, sizeof(lab));
 			else
@@ -870,11 +904,10 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	if (!vnpu_plan_perfect(pb, target, &unit))
 		goto infeasible;
 	d.parent = malloc((n + 1) * sizeof(*d.parent));
-	d.sums = malloc(sizeof(*d.sums) << BD_PARTS_MAX);
+	d.half = malloc(sizeof(*d.half) << (BD_HALF_MAX + 1));
 	d.balanced = malloc(BD_BALANCED_MAX * sizeof(*d.balanced));
-	d.zero = malloc(1u << BD_PARTS_MAX);
 	d.sub = malloc((n + 1) * sizeof(*d.sub));
-	if (!ids || !d.parent || !d.sums || !d.balanced || !d.zero || !d.sub)
+	if (!ids || !d.parent || !d.half || !d.balanced || !d.sub)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		ids[i] = (uint32_t)i;
@@ -885,9 +918,8 @@ infeasible:
 out:
 	free(ids);
 	free(d.parent);
-	free(d.sums);
+	free(d.half);
 	free(d.balanced);
-	free(d.zero);
 	free(d.sub);
 	return r;
 }
