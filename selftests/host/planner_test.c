@@ -1503,14 +1503,16 @@ TEST(strip_cuts_where_little_ends_are_skipped)
 TEST(strip_of_a_buffer_live_first_at_random)
 {
 	/*
-	 * guillotine 1,500 seeds 264 and 294: the strip of the largest
+	 * guillotine 1,500 seeds 336 and 404: the strip of the largest
 	 * buffer live first is not found within the nodes, on any restart,
-	 * and the committed cuts alone ended at 1.0403 and 1.0001 of the
-	 * lower bound after 1 s (506,412 and 748,032 nodes). Restarts that
-	 * take c0 at random among the buffers live first find other strips
-	 * of the same slabs and tile both in about 11,000 nodes.
+	 * and the committed cuts alone ended at 1.0104 and 1.1002 of the
+	 * lower bound after 10 s (7,027,815 and 6,103,884 nodes). Restarts
+	 * that take c0 at random among the buffers live first find other
+	 * strips of the same slabs and tile them in 4,137 and 15,434 nodes.
+	 * (Seeds 264 and 294 were such until the search branched on the
+	 * largest buffer that mends a balance, pcs_branch().)
 	 */
-	static const uint64_t seeds[] = { 264, 294 };
+	static const uint64_t seeds[] = { 336, 404 };
 
 	for (size_t k = 0; k < N(seeds); k++) {
 		size_t count = 0;
