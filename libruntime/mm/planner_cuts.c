@@ -176,10 +176,18 @@ struct pcs_band {
 	int64_t *imb, *pos, *neg;	/* per boundary: net of the ins; unknown +/- nets */
 	uint64_t *starting, *ending;	/* per boundary: sizes of all that start, end there */
 	uint32_t *nunk;			/* per boundary: unknown buffers */
-	uint64_t *in, *unk;		/* per section: live sizes in, unknown */
+	uint32_t nimb;			/* boundaries whose imb is not 0 */
+	/*
+	 * Per section, as differences from the section before (a decision
+	 * costs two entries, not one per section it spans; pcs_sections()
+	 * sums them up as it walks): live sizes in, unknown, and decisions
+	 * made or taken back (a count that only grows, so a section whose
+	 * sum equals the one it was last checked at has not moved).
+	 */
+	int64_t *d_in, *d_unk, *d_moves;
+	int64_t *checked;		/* per section: its moves when last checked */
 	uint32_t *sec_first, *sec_item;	/* the buffers live in each section, largest first */
 	uint64_t *size;			/* per buffer: its size (the rows read it at every check) */
-	uint8_t *sec_dirty;		/* per section: in or unknown moved since its last check */
 	uint64_t low, high;		/* the width's range at the last check of the sections */
 	uint64_t *widths, unit;		/* the widths the strip can have, in units (or NULL) */
 	size_t words;			/* of that bitset */
@@ -233,8 +241,9 @@ static void pcs_queue(struct pcs_band *b, int32_t e)
 /* Enters buffer @i's decision @v in the rows, or takes it back (@undo). */
 static void pcs_account(struct pcs_band *b, uint32_t i, int v, int undo)
 {
-	uint64_t size = b->size[i];
-	uint32_t last = b->ev_end[i] < 0 ? b->nev : (uint32_t)b->ev_end[i];
+	int64_t size = (int64_t)b->size[i], in = v ? size : 0;
+	uint32_t first = (uint32_t)(b->ev_start[i] + 1);
+	uint32_t after = (b->ev_end[i] < 0 ? b->nev : (uint32_t)b->ev_end[i]) + 1;
 	int32_t ends[2] = { b->ev_start[i], b->ev_end[i] };
 
 	for (int k = 0; k < 2; k++) {
@@ -253,21 +262,24 @@ static void pcs_account(struct pcs_band *b, uint32_t i, int v, int undo)
 			b->pos[e] -= x;
 		else
 			b->neg[e] -= x;
-		if (v)
+		if (v) {
+			b->nimb -= b->imb[e] != 0;
 			b->imb[e] += x;
+			b->nimb += b->imb[e] != 0;
+		}
 		if (!undo)
 			pcs_queue(b, e);
 	}
-	for (uint32_t s = (uint32_t)(b->ev_start[i] + 1); s <= last; s++) {
-		b->sec_dirty[s] = 1;
-		if (undo) {
-			b->unk[s] += size;
-			b->in[s] -= v ? size : 0;
-		} else {
-			b->unk[s] -= size;
-			b->in[s] += v ? size : 0;
-		}
+	if (undo) {
+		size = -size;
+		in = -in;
 	}
+	b->d_unk[first] -= size;
+	b->d_unk[after] += size;
+	b->d_in[first] += in;
+	b->d_in[after] -= in;
+	b->d_moves[first]++;
+	b->d_moves[after]--;
 }
 
 static void pcs_set(struct pcs_band *b, uint32_t i, int v)
@@ -376,14 +388,17 @@ static int pcs_width_snap(const struct pcs_band *b, uint64_t *low, uint64_t *hig
  */
 static int pcs_sections(struct pcs_band *b)
 {
-	uint64_t low = 0, high = UINT64_MAX;
+	uint64_t low = 0, high = UINT64_MAX, in = 0, unk = 0;
+	int64_t moves = 0;
 	int decided = 0, all;
 
 	for (uint32_t s = 0; s <= b->nev; s++) {
-		if (b->in[s] > low)
-			low = b->in[s];
-		if (b->in[s] + b->unk[s] < high)
-			high = b->in[s] + b->unk[s];
+		in += (uint64_t)b->d_in[s];
+		unk += (uint64_t)b->d_unk[s];
+		if (in > low)
+			low = in;
+		if (in + unk < high)
+			high = in + unk;
 	}
 	if (low > high || !high || (b->widths && !pcs_width_snap(b, &low, &high)))
 		return -1;
@@ -391,29 +406,40 @@ static int pcs_sections(struct pcs_band *b)
 	all = low != b->low || high != b->high;
 	b->low = low;
 	b->high = high;
+	in = 0;
+	unk = 0;
 	for (uint32_t s = 0; s <= b->nev; s++) {
+		in += (uint64_t)b->d_in[s];
+		unk += (uint64_t)b->d_unk[s];
+		moves += b->d_moves[s];
 		/* Decisions in earlier sections may have closed this one's range. */
-		if (b->in[s] + b->unk[s] < low || b->in[s] > high)
+		if (in + unk < low || in > high)
 			goto closed;
-		if (!all && !b->sec_dirty[s])
+		if (!all && b->checked[s] == moves)
 			continue;
-		b->sec_dirty[s] = 0;
+		b->checked[s] = moves;
 		/* No unknown buffer is larger than their total. */
-		if (b->unk[s] <= b->in[s] + b->unk[s] - low && b->unk[s] <= high - b->in[s])
+		if (unk <= in + unk - low && unk <= high - in)
 			continue;
 		for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++) {
 			uint32_t i = b->sec_item[j];
 			/* The ranges narrow as buffers are decided. */
-			uint64_t below = b->in[s] + b->unk[s] - low, above = high - b->in[s];
+			uint64_t below = in + unk - low, above = high - in;
+			int v;
 
 			/* Largest first: none of the rest is large enough to be decided. */
 			if (b->size[i] <= below && b->size[i] <= above)
 				break;
 			if (b->val[i] >= 0)
 				continue;
-			pcs_set(b, i, b->size[i] > below);
+			v = b->size[i] > below;
+			pcs_set(b, i, v);
+			/* @i is live here: its first section's entries are summed, its last's ahead. */
+			unk -= b->size[i];
+			in += v ? b->size[i] : 0;
+			moves++;
 			decided = 1;
-			if (b->in[s] + b->unk[s] < low || b->in[s] > high)
+			if (in + unk < low || in > high)
 				goto closed;
 		}
 	}
@@ -533,14 +559,12 @@ static uint32_t pcs_branch(struct pcs_band *b)
 
 static int pcs_dfs(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t0)
 {
-	uint32_t pick, off_balance = 0;
+	uint32_t pick;
 	int r = pcs_tick(b->c);
 
 	if (r != SKS_INFEASIBLE)
 		return r;
-	for (uint32_t e = 0; e < b->nev && !off_balance; e++)
-		off_balance = b->imb[e] != 0;
-	if (!off_balance)
+	if (!b->nimb)
 		return pcs_split(b, width, base, t0);
 	pick = pcs_branch(b);
 	if (pick == UINT32_MAX)
@@ -600,12 +624,13 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->starting);
 	free(b->ending);
 	free(b->nunk);
-	free(b->in);
-	free(b->unk);
+	free(b->d_in);
+	free(b->d_unk);
+	free(b->d_moves);
+	free(b->checked);
 	free(b->sec_first);
 	free(b->sec_item);
 	free(b->size);
-	free(b->sec_dirty);
 	free(b->val);
 	free(b->trail);
 	free(b->queue);
@@ -646,18 +671,19 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->starting = calloc(nev + 1, sizeof(*b->starting));
 	b->ending = calloc(nev + 1, sizeof(*b->ending));
 	b->nunk = calloc(nev + 1, sizeof(*b->nunk));
-	b->in = calloc(nev + 1, sizeof(*b->in));
-	b->unk = calloc(nev + 1, sizeof(*b->unk));
+	b->d_in = calloc(nev + 2, sizeof(*b->d_in));
+	b->d_unk = calloc(nev + 2, sizeof(*b->d_unk));
+	b->d_moves = calloc(nev + 2, sizeof(*b->d_moves));
+	b->checked = calloc(nev + 1, sizeof(*b->checked));
 	b->sec_first = calloc(nev + 2, sizeof(*b->sec_first));
-	b->sec_dirty = calloc(nev + 1, 1);
 	b->val = malloc(m);
 	b->size = malloc(m * sizeof(*b->size));
 	b->trail = malloc(m * sizeof(*b->trail));
 	b->queue = malloc((nev + 1) * sizeof(*b->queue));
 	b->queued = calloc(nev + 1, 1);
 	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->imb || !b->pos ||
-	    !b->neg || !b->starting || !b->ending || !b->nunk || !b->in || !b->unk ||
-	    !b->sec_first || !b->sec_dirty ||
+	    !b->neg || !b->starting || !b->ending || !b->nunk || !b->d_in || !b->d_unk ||
+	    !b->d_moves || !b->checked || !b->sec_first ||
 	    !b->val || !b->size || !b->trail || !b->queue || !b->queued)
 		return SKS_NOMEM;
 	memset(b->val, -1, m);
@@ -670,10 +696,10 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 		b->ev_end[i] = pb->t1[ids[i]] < t1 ? pcs_boundary(times, nev, pb->t1[ids[i]]) : -1;
 		first = (uint32_t)(b->ev_start[i] + 1);
 		last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
-		for (uint32_t s = first; s <= last; s++) {
+		for (uint32_t s = first; s <= last; s++)
 			b->sec_first[s + 1]++;
-			b->unk[s] += pb->size[ids[i]];
-		}
+		b->d_unk[first] += (int64_t)pb->size[ids[i]];
+		b->d_unk[last + 1] -= (int64_t)pb->size[ids[i]];
 		live += last - first + 1;
 		for (int k = 0; k < 2; k++) {
 			int32_t e = k ? b->ev_end[i] : b->ev_start[i];
