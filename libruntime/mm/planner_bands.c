@@ -73,6 +73,17 @@ struct bd_event {
 	uint64_t roots;		/* and of its buffers' classes: bd_roots() */
 };
 
+/* Slots of the table of bd_split_wide()'s splits (a power of two). */
+#define BD_WIDE_SLOTS 512
+
+/* A split of the sorted sums of a wide boundary's classes (bd_wide_lookup()). */
+struct bd_wide {
+	uint64_t key;
+	uint32_t c;
+	int64_t *v;		/* the sums, or NULL for an empty slot */
+	uint32_t *group;	/* per sum, the index of its part's first (in v's block) */
+};
+
 struct bd {
 	const struct sks_problem *pb;
 	uint64_t *off;
@@ -84,6 +95,8 @@ struct bd {
 	uint64_t rng;		/* 0, or the state that breaks ties of guesses */
 	size_t guesses;		/* guesses of the last bd_form() */
 	size_t left;		/* buffers not yet planned by bd_leaf() */
+	struct bd_wide *wide;	/* BD_WIDE_SLOTS splits of wide boundaries */
+	size_t wide_used, wide_sums;	/* slots taken; sums they hold */
 };
 
 static int bd_cmp(const void *a, const void *b)
@@ -439,35 +452,17 @@ static int bd_pair(const struct bd_side *s, uint32_t n, const uint8_t *gone, uin
 }
 
 /*
- * Splits the classes of boundary @e whose starters and enders do not
- * balance (more than BD_PARTS_MAX of them) into balanced parts, a guess:
- * the class of the largest sum first, with one, two or three others that
- * balance it (fewest first), and so on. A piece of free space is mostly
- * one large class against a few, where coincidences are rare; the classes
- * left over (no such few balance them) form the last part. Returns -1
- * without memory.
+ * The parts of bd_split_wide(): of the @c sums of @s (sorted), the one of
+ * largest size first, with one, two or three others that balance it
+ * (fewest first), and so on; those no such few balance form the last
+ * part. Each sum's part in @group, as the index of the part's first sum;
+ * @gone is scratch.
  */
-static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t *at,
-			 struct bd_kv *cls)
+static void bd_wide_parts(const struct bd_side *s, uint32_t c, uint8_t *gone, uint32_t *group)
 {
-	const struct sks_problem *pb = d->pb;
-	uint32_t k = e->count, c = 0, left = UINT32_MAX;
-	struct bd_side *s = malloc(k * sizeof(*s));
-	uint8_t *gone = calloc(k, 1);
-	int r = -1;
+	uint32_t left = UINT32_MAX;
 
-	if (!s || !gone)
-		goto out;
-	bd_sort_classes(d, e, at, cls);
-	for (uint32_t x = 0, y; x < k; x = y) {
-		int64_t net = bd_class_net(pb, e, cls, k, x, &y);
-
-		if (net) {
-			s[c] = (struct bd_side){ net, cls[x].key, c };
-			c++;
-		}
-	}
-	qsort(s, c, sizeof(*s), bd_side_cmp);
+	memset(gone, 0, c);
 	for (;;) {
 		uint32_t big = UINT32_MAX, x = 0, y = 0, z = UINT32_MAX;
 		int found = 0;
@@ -479,6 +474,7 @@ static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t 
 		if (big == UINT32_MAX)
 			break;
 		gone[big] = 1;
+		group[big] = big;
 		for (uint32_t i = 0; i < c && !found; i++)
 			if (!gone[i] && s[i].v == -s[big].v) {
 				x = i;
@@ -486,7 +482,7 @@ static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t 
 			}
 		if (found) {
 			gone[x] = 1;
-			bd_join(d, s[big].rep, s[x].rep);
+			group[x] = big;
 			continue;
 		}
 		found = bd_pair(s, c, gone, UINT32_MAX, -s[big].v, &x, &y);
@@ -498,24 +494,112 @@ static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t 
 		if (!found) {
 			/* Left for the last part. */
 			if (left == UINT32_MAX)
-				left = s[big].rep;
-			else
-				bd_join(d, left, s[big].rep);
+				left = big;
+			group[big] = left;
 			continue;
 		}
 		gone[x] = 1;
 		gone[y] = 1;
-		bd_join(d, s[big].rep, s[x].rep);
-		bd_join(d, s[big].rep, s[y].rep);
+		group[x] = big;
+		group[y] = big;
 		if (z != UINT32_MAX) {
 			gone[z] = 1;
-			bd_join(d, s[big].rep, s[z].rep);
+			group[z] = big;
 		}
 	}
+}
+
+/* The key of @c sorted sums of @s. */
+static uint64_t bd_wide_key(const struct bd_side *s, uint32_t c)
+{
+	uint64_t h = c;
+
+	for (uint32_t i = 0; i < c; i++)
+		h = vnpu_plan_mix64(h ^ (uint64_t)s[i].v);
+	return h;
+}
+
+/*
+ * The parts of the @c sorted sums of @s, from d->wide when the same sums
+ * were split before in this run (bd_form() meets the same boundaries
+ * again on every try: guillotine 6,000 seed 2,901 splits 2,712 times, 228
+ * distinct), else by bd_wide_parts() and kept while the table has room.
+ * NULL without memory.
+ */
+static const uint32_t *bd_wide_lookup(struct bd *d, const struct bd_side *s, uint32_t c,
+				      uint8_t *gone, uint32_t *group)
+{
+	uint64_t key = bd_wide_key(s, c);
+	uint32_t slot = (uint32_t)key & (BD_WIDE_SLOTS - 1);
+	struct bd_wide *w;
+
+	for (;; slot = (slot + 1) & (BD_WIDE_SLOTS - 1)) {
+		w = &d->wide[slot];
+		if (!w->v)
+			break;
+		if (w->key != key || w->c != c)
+			continue;
+		for (uint32_t i = 0; i < c && w; i++)
+			if (w->v[i] != s[i].v)
+				w = NULL;
+		if (w)
+			return w->group;
+	}
+	bd_wide_parts(s, c, gone, group);
+	/* At most half the slots, and sums as many as the instance's buffers. */
+	if (2 * (d->wide_used + 1) > BD_WIDE_SLOTS || d->wide_sums + c > d->pb->n)
+		return group;
+	w->v = malloc(c * (sizeof(*w->v) + sizeof(*w->group)));
+	if (!w->v)
+		return group;
+	w->group = (uint32_t *)(w->v + c);
+	w->key = key;
+	w->c = c;
+	for (uint32_t i = 0; i < c; i++)
+		w->v[i] = s[i].v;
+	memcpy(w->group, group, c * sizeof(*group));
+	d->wide_used++;
+	d->wide_sums += c;
+	return group;
+}
+
+/*
+ * Splits the classes of boundary @e whose starters and enders do not
+ * balance (more than BD_PARTS_MAX of them) into balanced parts, a guess
+ * (bd_wide_parts()). A piece of free space is mostly one large class
+ * against a few, where coincidences are rare. Returns -1 without memory.
+ */
+static int bd_split_wide(struct bd *d, const struct bd_event *e, const uint32_t *at,
+			 struct bd_kv *cls)
+{
+	const struct sks_problem *pb = d->pb;
+	uint32_t k = e->count, c = 0;
+	struct bd_side *s = malloc(k * sizeof(*s));
+	uint8_t *gone = malloc(k);
+	uint32_t *group = malloc(k * sizeof(*group));
+	const uint32_t *parts;
+	int r = -1;
+
+	if (!s || !gone || !group)
+		goto out;
+	bd_sort_classes(d, e, at, cls);
+	for (uint32_t x = 0, y; x < k; x = y) {
+		int64_t net = bd_class_net(pb, e, cls, k, x, &y);
+
+		if (net) {
+			s[c] = (struct bd_side){ net, cls[x].key, c };
+			c++;
+		}
+	}
+	qsort(s, c, sizeof(*s), bd_side_cmp);
+	parts = bd_wide_lookup(d, s, c, gone, group);
+	for (uint32_t i = 0; i < c; i++)
+		bd_join(d, s[parts[i]].rep, s[i].rep);
 	r = 0;
 out:
 	free(s);
 	free(gone);
+	free(group);
 	return r;
 }
 
@@ -907,7 +991,8 @@ int pbd_run(const struct sks_problem *pb, uint64_t target, uint64_t deadline, ui
 	d.half = malloc(sizeof(*d.half) << (BD_HALF_MAX + 1));
 	d.balanced = malloc(BD_BALANCED_MAX * sizeof(*d.balanced));
 	d.sub = malloc((n + 1) * sizeof(*d.sub));
-	if (!ids || !d.parent || !d.half || !d.balanced || !d.sub)
+	d.wide = calloc(BD_WIDE_SLOTS, sizeof(*d.wide));
+	if (!ids || !d.parent || !d.half || !d.balanced || !d.sub || !d.wide)
 		goto out;
 	for (size_t i = 0; i < n; i++)
 		ids[i] = (uint32_t)i;
@@ -921,5 +1006,8 @@ out:
 	free(d.half);
 	free(d.balanced);
 	free(d.sub);
+	for (size_t i = 0; d.wide && i < BD_WIDE_SLOTS; i++)
+		free(d.wide[i].v);
+	free(d.wide);
 	return r;
 }

@@ -162,6 +162,11 @@ struct pcs {
 	uint32_t fail_t0, fail_t1;	/* and returns PCS_RETRY with that piece's span */
 };
 
+/* A section's skip before it grew, and the trail's length then. */
+struct pcs_skip {
+	uint32_t section, old, trail;
+};
+
 /*
  * One strip search over a slab's buffers. A boundary is a section start
  * strictly inside the slab's span; band sections are numbered from 0 (the
@@ -173,8 +178,15 @@ struct pcs_band {
 	uint32_t m, nev;
 	int32_t *ev_start, *ev_end;	/* boundary of each buffer's start/end, -1 at an edge */
 	uint32_t *ev_first, *ev_item;	/* the buffers of each boundary */
+	/*
+	 * The same lists, each boundary's starters before its enders (from
+	 * ev_split), for pcs_branch(): a boundary out of balance can only
+	 * be mended by one of the two kinds.
+	 */
+	uint32_t *ev_sided, *ev_split;
 	int64_t *imb, *pos, *neg;	/* per boundary: net of the ins; unknown +/- nets */
 	uint64_t *starting, *ending;	/* per boundary: sizes of all that start, end there */
+	uint64_t *ev_largest;		/* per boundary: the largest size that starts or ends */
 	uint32_t *nunk;			/* per boundary: unknown buffers */
 	uint32_t nimb;			/* boundaries whose imb is not 0 */
 	/*
@@ -187,6 +199,15 @@ struct pcs_band {
 	int64_t *d_in, *d_unk, *d_moves;
 	int64_t *checked;		/* per section: its moves when last checked */
 	uint32_t *sec_first, *sec_item;	/* the buffers live in each section, largest first */
+	/*
+	 * Per section, how many of its first buffers are known decided:
+	 * pcs_sections() skips them. A skip rests on the decisions on the
+	 * trail when it was taken: each change is kept (struct pcs_skip) and
+	 * undone when the trail goes below that point.
+	 */
+	uint32_t *sec_skip;
+	struct pcs_skip *skips;
+	uint32_t nskips;
 	uint64_t *size;			/* per buffer: its size (the rows read it at every check) */
 	uint64_t low, high;		/* the width's range at the last check of the sections */
 	uint64_t *widths, unit;		/* the widths the strip can have, in units (or NULL) */
@@ -300,6 +321,25 @@ static void pcs_undo(struct pcs_band *b, uint32_t mark)
 		pcs_account(b, i, b->val[i], 1);
 		b->val[i] = -1;
 	}
+	while (b->nskips && b->skips[b->nskips - 1].trail > mark) {
+		const struct pcs_skip *k = &b->skips[--b->nskips];
+
+		b->sec_skip[k->section] = k->old;
+	}
+}
+
+/* The first of section @s's buffers not known decided, its skip moved past those that are. */
+static uint32_t pcs_skip(struct pcs_band *b, uint32_t s)
+{
+	uint32_t first = b->sec_first[s] + b->sec_skip[s], j = first;
+
+	while (j < b->sec_first[s + 1] && b->val[b->sec_item[j]] >= 0)
+		j++;
+	if (j != first) {
+		b->skips[b->nskips++] = (struct pcs_skip){ s, b->sec_skip[s], b->ntrail };
+		b->sec_skip[s] = j - b->sec_first[s];
+	}
+	return j;
 }
 
 /*
@@ -317,10 +357,15 @@ static int pcs_event(struct pcs_band *b, uint32_t e)
 		return need == 0;
 	if (b->nunk[e] > PCS_ENUM_MAX) {
 		/*
-		 * Bounds: a decision moves need and the sums, read again; one
-		 * the buffers before it now allow comes when the boundary,
-		 * queued again by it, is next checked.
+		 * Bounds: a buffer larger than the slack either way is decided
+		 * (none is when the largest of all is not). A decision moves
+		 * need and the sums, read again; one the buffers before it now
+		 * allow comes when the boundary, queued again by it, is next
+		 * checked.
 		 */
+		if (b->ev_largest[e] <= (uint64_t)(b->pos[e] - need) &&
+		    b->ev_largest[e] <= (uint64_t)(need - b->neg[e]))
+			return 1;
 		for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++) {
 			uint32_t i = b->ev_item[j];
 			int64_t x;
@@ -421,7 +466,7 @@ static int pcs_sections(struct pcs_band *b)
 		/* No unknown buffer is larger than their total. */
 		if (unk <= in + unk - low && unk <= high - in)
 			continue;
-		for (uint32_t j = b->sec_first[s]; j < b->sec_first[s + 1]; j++) {
+		for (uint32_t j = pcs_skip(b, s); j < b->sec_first[s + 1]; j++) {
 			uint32_t i = b->sec_item[j];
 			/* The ranges narrow as buffers are decided. */
 			uint64_t below = in + unk - low, above = high - in;
@@ -518,9 +563,9 @@ static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t
 }
 
 /*
- * The buffer to branch on, as its index in b->ev_item: of the unknown
- * buffers that can mend the balance of a boundary still out of it, the
- * largest; on runs at random, any of those at least half its size.
+ * The buffer to branch on: of the unknown buffers that can mend the
+ * balance of a boundary still out of it, the largest; on runs at random,
+ * any of those at least half its size.
  * UINT32_MAX when none can. Fine buffers stand in for any sum: decided
  * first, they fill a strip in place of its own coarser ones, and the set
  * balances and tiles while its out side, left the coarse ones where the
@@ -534,23 +579,22 @@ static uint32_t pcs_branch(struct pcs_band *b)
 
 	for (int pass = 0; pass < (b->c->rng ? 2 : 1); pass++)
 		for (uint32_t e = 0; e < b->nev; e++) {
+			/* In, a starter moves a balance below 0 towards 0, an ender one above. */
+			uint32_t from = b->imb[e] < 0 ? b->ev_first[e] : b->ev_split[e];
+			uint32_t to = b->imb[e] < 0 ? b->ev_split[e] : b->ev_first[e + 1];
+
 			if (!b->imb[e])
 				continue;
-			for (uint32_t j = b->ev_first[e]; j < b->ev_first[e + 1]; j++) {
-				uint32_t i = b->ev_item[j];
-				int64_t x;
+			for (uint32_t j = from; j < to; j++) {
+				uint32_t i = b->ev_sided[j];
 
 				if (b->val[i] >= 0)
 					continue;
-				x = pcs_net(b, i, (int32_t)e);
-				/* In, it moves the balance towards 0. */
-				if ((x > 0) != (b->imb[e] < 0))
-					continue;
 				if (!pass && b->size[i] > most) {
 					most = b->size[i];
-					pick = j;
+					pick = i;
 				} else if (pass && 2 * b->size[i] >= most && !pcs_rand(b->c, ++seen)) {
-					pick = j;
+					pick = i;
 				}
 			}
 		}
@@ -572,7 +616,7 @@ static int pcs_dfs(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t t
 	for (int v = 1; v >= 0; v--) {
 		uint32_t mark = b->ntrail;
 
-		pcs_set(b, b->ev_item[pick], v);
+		pcs_set(b, pick, v);
 		r = pcs_propagate(b) ? pcs_dfs(b, width, base, t0) : SKS_INFEASIBLE;
 		/* A plan found is whole even if the deadline passed meanwhile. */
 		if (r == SKS_FOUND || r == SKS_NOMEM)
@@ -618,11 +662,14 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->ev_end);
 	free(b->ev_first);
 	free(b->ev_item);
+	free(b->ev_sided);
+	free(b->ev_split);
 	free(b->imb);
 	free(b->pos);
 	free(b->neg);
 	free(b->starting);
 	free(b->ending);
+	free(b->ev_largest);
 	free(b->nunk);
 	free(b->d_in);
 	free(b->d_unk);
@@ -630,6 +677,8 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->checked);
 	free(b->sec_first);
 	free(b->sec_item);
+	free(b->sec_skip);
+	free(b->skips);
 	free(b->size);
 	free(b->val);
 	free(b->trail);
@@ -665,26 +714,31 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->ev_end = malloc(m * sizeof(*b->ev_end));
 	b->ev_first = calloc(nev + 2, sizeof(*b->ev_first));
 	b->ev_item = malloc(2 * m * sizeof(*b->ev_item));
+	b->ev_sided = malloc(2 * m * sizeof(*b->ev_sided));
+	b->ev_split = malloc((nev + 1) * sizeof(*b->ev_split));
 	b->imb = calloc(nev + 1, sizeof(*b->imb));
 	b->pos = calloc(nev + 1, sizeof(*b->pos));
 	b->neg = calloc(nev + 1, sizeof(*b->neg));
 	b->starting = calloc(nev + 1, sizeof(*b->starting));
 	b->ending = calloc(nev + 1, sizeof(*b->ending));
+	b->ev_largest = calloc(nev + 1, sizeof(*b->ev_largest));
 	b->nunk = calloc(nev + 1, sizeof(*b->nunk));
 	b->d_in = calloc(nev + 2, sizeof(*b->d_in));
 	b->d_unk = calloc(nev + 2, sizeof(*b->d_unk));
 	b->d_moves = calloc(nev + 2, sizeof(*b->d_moves));
 	b->checked = calloc(nev + 1, sizeof(*b->checked));
 	b->sec_first = calloc(nev + 2, sizeof(*b->sec_first));
+	b->sec_skip = calloc(nev + 1, sizeof(*b->sec_skip));
 	b->val = malloc(m);
 	b->size = malloc(m * sizeof(*b->size));
 	b->trail = malloc(m * sizeof(*b->trail));
 	b->queue = malloc((nev + 1) * sizeof(*b->queue));
 	b->queued = calloc(nev + 1, 1);
-	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->imb || !b->pos ||
-	    !b->neg || !b->starting || !b->ending || !b->nunk || !b->d_in || !b->d_unk ||
-	    !b->d_moves || !b->checked || !b->sec_first ||
-	    !b->val || !b->size || !b->trail || !b->queue || !b->queued)
+	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->ev_sided ||
+	    !b->ev_split || !b->imb || !b->pos || !b->neg || !b->starting || !b->ending ||
+	    !b->ev_largest || !b->nunk || !b->d_in || !b->d_unk || !b->d_moves || !b->checked ||
+	    !b->sec_first || !b->sec_skip || !b->val || !b->size || !b->trail || !b->queue ||
+	    !b->queued)
 		return SKS_NOMEM;
 	memset(b->val, -1, m);
 	for (uint32_t i = 0; i < m; i++) {
@@ -708,6 +762,8 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 				continue;
 			b->ev_first[e + 1]++;
 			b->nunk[e]++;
+			if (pb->size[ids[i]] > b->ev_largest[e])
+				b->ev_largest[e] = pb->size[ids[i]];
 			if (k) {
 				b->neg[e] -= (int64_t)pb->size[ids[i]];
 				b->ending[e] += pb->size[ids[i]];
@@ -722,7 +778,9 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 		b->ev_first[s + 1] += b->ev_first[s];
 	}
 	b->sec_item = malloc((live + 1) * sizeof(*b->sec_item));
-	if (!b->sec_item)
+	/* A skip grows by one buffer at least: no more changes than buffers in the lists. */
+	b->skips = malloc((live + 1) * sizeof(*b->skips));
+	if (!b->sec_item || !b->skips)
 		return SKS_NOMEM;
 	/*
 	 * The lists filled from their starts, the queue (unused yet) as
@@ -744,6 +802,18 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 			b->ev_item[b->queue[b->ev_start[i]]++] = i;
 		if (b->ev_end[i] >= 0)
 			b->ev_item[b->queue[b->ev_end[i]]++] = i;
+	}
+	/* Starters first, each kind in the order of ev_item. */
+	memcpy(b->queue, b->ev_first, (nev + 1) * sizeof(*b->queue));
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t i = 0; i < m; i++) {
+			int32_t e = k ? b->ev_end[i] : b->ev_start[i];
+
+			if (e >= 0)
+				b->ev_sided[b->queue[e]++] = i;
+		}
+		if (!k)
+			memcpy(b->ev_split, b->queue, (nev + 1) * sizeof(*b->ev_split));
 	}
 	return SKS_FOUND;
 }
