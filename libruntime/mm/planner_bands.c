@@ -452,6 +452,44 @@ static int bd_pair(const struct bd_side *s, uint32_t n, const uint8_t *gone, uin
 }
 
 /*
+ * The first three of @c sorted sums not @gone in @lo, the last three in
+ * @hi (UINT32_MAX where there are fewer).
+ */
+static void bd_live_ends(uint32_t c, const uint8_t *gone, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t nlo = 0, nhi = 0;
+
+	for (uint32_t i = 0; i < c && nlo < 3; i++)
+		if (!gone[i])
+			lo[nlo++] = i;
+	for (uint32_t i = c; i-- > 0 && nhi < 3;)
+		if (!gone[i])
+			hi[nhi++] = i;
+	for (; nlo < 3; nlo++)
+		lo[nlo] = UINT32_MAX;
+	for (; nhi < 3; nhi++)
+		hi[nhi] = UINT32_MAX;
+}
+
+/*
+ * The sum of the first two of @end (from bd_live_ends()) other than
+ * @skip: the least (or greatest) sum of two sums but @skip's. INT64_MAX
+ * without two, which no pair's sum reaches.
+ */
+static int64_t bd_end_sum(const struct bd_side *s, const uint32_t *end, uint32_t skip)
+{
+	int64_t sum = 0;
+	int k = 0;
+
+	for (int x = 0; x < 3 && k < 2; x++)
+		if (end[x] != UINT32_MAX && end[x] != skip) {
+			sum += s[end[x]].v;
+			k++;
+		}
+	return k == 2 ? sum : INT64_MAX;
+}
+
+/*
  * The parts of bd_split_wide(): of the @c sums of @s (sorted), the one of
  * largest size first, with one, two or three others that balance it
  * (fewest first), and so on; those no such few balance form the last
@@ -460,7 +498,7 @@ static int bd_pair(const struct bd_side *s, uint32_t n, const uint8_t *gone, uin
  */
 static void bd_wide_parts(const struct bd_side *s, uint32_t c, uint8_t *gone, uint32_t *group)
 {
-	uint32_t left = UINT32_MAX;
+	uint32_t left = UINT32_MAX, lo[3], hi[3];
 
 	memset(gone, 0, c);
 	for (;;) {
@@ -486,11 +524,17 @@ static void bd_wide_parts(const struct bd_side *s, uint32_t c, uint8_t *gone, ui
 			continue;
 		}
 		found = bd_pair(s, c, gone, UINT32_MAX, -s[big].v, &x, &y);
-		for (uint32_t i = 0; i < c && !found; i++)
-			if (!gone[i]) {
-				found = bd_pair(s, c, gone, i, -s[big].v - s[i].v, &x, &y);
-				z = i;
-			}
+		if (!found)
+			bd_live_ends(c, gone, lo, hi);
+		for (uint32_t i = 0; i < c && !found; i++) {
+			int64_t want = -s[big].v - s[i].v;
+
+			/* No pair of the others reaches that sum: no search. */
+			if (gone[i] || want < bd_end_sum(s, lo, i) || want > bd_end_sum(s, hi, i))
+				continue;
+			found = bd_pair(s, c, gone, i, want, &x, &y);
+			z = i;
+		}
 		if (!found) {
 			/* Left for the last part. */
 			if (left == UINT32_MAX)
