@@ -738,6 +738,12 @@ static int sk_fill_ok(struct sks *k, uint32_t c, uint32_t d, uint64_t g, uint64_
 
 	if (d - c > SK_FILL_MAX)
 		return 1;
+	/* Where every section's slack covers the space up to the rim, no fill is needed. */
+	for (uint32_t s = c; s < d && !fill; s++)
+		fill = sk_slack(k, s) < rim - g;
+	if (!fill)
+		return 1;
+	fill = 0;
 	/* inner[]: the changes of the fill at each section, summed as we go. */
 	for (uint32_t s = c; s <= d; s++)
 		k->inner[s] = 0;
