@@ -567,8 +567,8 @@ static uint64_t bd_wide_key(const struct bd_side *s, uint32_t c)
  * The parts of the @c sorted sums of @s, from d->wide when the same sums
  * were split before in this run (bd_form() meets the same boundaries
  * again on every try: guillotine 6,000 seed 2,901 splits 2,712 times, 228
- * distinct), else by bd_wide_parts() and kept while the table has room.
- * NULL without memory.
+ * distinct), else by bd_wide_parts() into @group (@gone its scratch),
+ * and kept while the table has room and memory allows.
  */
 static const uint32_t *bd_wide_lookup(struct bd *d, const struct bd_side *s, uint32_t c,
 				      uint8_t *gone, uint32_t *group)

@@ -579,12 +579,13 @@ static uint32_t pcs_branch(struct pcs_band *b)
 
 	for (int pass = 0; pass < (b->c->rng ? 2 : 1); pass++)
 		for (uint32_t e = 0; e < b->nev; e++) {
-			/* In, a starter moves a balance below 0 towards 0, an ender one above. */
-			uint32_t from = b->imb[e] < 0 ? b->ev_first[e] : b->ev_split[e];
-			uint32_t to = b->imb[e] < 0 ? b->ev_split[e] : b->ev_first[e + 1];
+			uint32_t from, to;
 
 			if (!b->imb[e])
 				continue;
+			/* In, a starter moves a balance below 0 towards 0, an ender one above. */
+			from = b->imb[e] < 0 ? b->ev_first[e] : b->ev_split[e];
+			to = b->imb[e] < 0 ? b->ev_split[e] : b->ev_first[e + 1];
 			for (uint32_t j = from; j < to; j++) {
 				uint32_t i = b->ev_sided[j];
 

@@ -735,15 +735,15 @@ static int sk_fill_ok(struct sks *k, uint32_t c, uint32_t d, uint64_t g, uint64_
 {
 	const struct sks_problem *pb = k->pb;
 	uint64_t fill = 0;
+	int short_of_rim = 0;
 
 	if (d - c > SK_FILL_MAX)
 		return 1;
 	/* Where every section's slack covers the space up to the rim, no fill is needed. */
-	for (uint32_t s = c; s < d && !fill; s++)
-		fill = sk_slack(k, s) < rim - g;
-	if (!fill)
+	for (uint32_t s = c; s < d && !short_of_rim; s++)
+		short_of_rim = sk_slack(k, s) < rim - g;
+	if (!short_of_rim)
 		return 1;
-	fill = 0;
 	/* inner[]: the changes of the fill at each section, summed as we go. */
 	for (uint32_t s = c; s <= d; s++)
 		k->inner[s] = 0;
