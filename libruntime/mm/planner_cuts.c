@@ -177,13 +177,12 @@ struct pcs_band {
 	const uint32_t *ids;
 	uint32_t m, nev;
 	int32_t *ev_start, *ev_end;	/* boundary of each buffer's start/end, -1 at an edge */
-	uint32_t *ev_first, *ev_item;	/* the buffers of each boundary */
 	/*
-	 * The same lists, each boundary's starters before its enders (from
-	 * ev_split), for pcs_branch(): a boundary out of balance can only
-	 * be mended by one of the two kinds.
+	 * The buffers of each boundary, its starters before its enders
+	 * (from ev_split): pcs_branch() reads one kind only, since a
+	 * boundary out of balance can be mended by one kind only.
 	 */
-	uint32_t *ev_sided, *ev_split;
+	uint32_t *ev_first, *ev_item, *ev_split;
 	int64_t *imb, *pos, *neg;	/* per boundary: net of the ins; unknown +/- nets */
 	uint64_t *starting, *ending;	/* per boundary: sizes of all that start, end there */
 	uint64_t *ev_largest;		/* per boundary: the largest size that starts or ends */
@@ -587,7 +586,7 @@ static uint32_t pcs_branch(struct pcs_band *b)
 			from = b->imb[e] < 0 ? b->ev_first[e] : b->ev_split[e];
 			to = b->imb[e] < 0 ? b->ev_split[e] : b->ev_first[e + 1];
 			for (uint32_t j = from; j < to; j++) {
-				uint32_t i = b->ev_sided[j];
+				uint32_t i = b->ev_item[j];
 
 				if (b->val[i] >= 0)
 					continue;
@@ -663,7 +662,6 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->ev_end);
 	free(b->ev_first);
 	free(b->ev_item);
-	free(b->ev_sided);
 	free(b->ev_split);
 	free(b->imb);
 	free(b->pos);
@@ -715,7 +713,6 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->ev_end = malloc(m * sizeof(*b->ev_end));
 	b->ev_first = calloc(nev + 2, sizeof(*b->ev_first));
 	b->ev_item = malloc(2 * m * sizeof(*b->ev_item));
-	b->ev_sided = malloc(2 * m * sizeof(*b->ev_sided));
 	b->ev_split = malloc((nev + 1) * sizeof(*b->ev_split));
 	b->imb = calloc(nev + 1, sizeof(*b->imb));
 	b->pos = calloc(nev + 1, sizeof(*b->pos));
@@ -735,7 +732,7 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->trail = malloc(m * sizeof(*b->trail));
 	b->queue = malloc((nev + 1) * sizeof(*b->queue));
 	b->queued = calloc(nev + 1, 1);
-	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item || !b->ev_sided ||
+	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item ||
 	    !b->ev_split || !b->imb || !b->pos || !b->neg || !b->starting || !b->ending ||
 	    !b->ev_largest || !b->nunk || !b->d_in || !b->d_unk || !b->d_moves || !b->checked ||
 	    !b->sec_first || !b->sec_skip || !b->val || !b->size || !b->trail || !b->queue ||
@@ -797,21 +794,14 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 		for (uint32_t s = (uint32_t)(b->ev_start[i] + 1); s <= last; s++)
 			b->sec_item[b->queue[s]++] = i;
 	}
-	memcpy(b->queue, b->ev_first, (nev + 1) * sizeof(*b->queue));
-	for (uint32_t i = 0; i < m; i++) {
-		if (b->ev_start[i] >= 0)
-			b->ev_item[b->queue[b->ev_start[i]]++] = i;
-		if (b->ev_end[i] >= 0)
-			b->ev_item[b->queue[b->ev_end[i]]++] = i;
-	}
-	/* Starters first, each kind in the order of ev_item. */
+	/* Starters first, then enders. */
 	memcpy(b->queue, b->ev_first, (nev + 1) * sizeof(*b->queue));
 	for (int k = 0; k < 2; k++) {
 		for (uint32_t i = 0; i < m; i++) {
 			int32_t e = k ? b->ev_end[i] : b->ev_start[i];
 
 			if (e >= 0)
-				b->ev_sided[b->queue[e]++] = i;
+				b->ev_item[b->queue[e]++] = i;
 		}
 		if (!k)
 			memcpy(b->ev_split, b->queue, (nev + 1) * sizeof(*b->ev_split));
