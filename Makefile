@@ -271,11 +271,19 @@ bench-planner: $(BUILD)/bin/vnpu-plan $(PLANNER_BENCH)
 # family and size: share at the optimum, worst ratio, time. The default (50
 # seeds, 200 to 6,000 buffers, every family) takes about a quarter of an hour of
 # CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
+# The planner's sources, built into the programs that call its private
+# interface (planner_search.h) as well as into the runtime: the host test
+# and the benchmark (planner_bench --strips probes the strip search).
+PLANNER_SRCS := libruntime/mm/planner.c libruntime/core/status.c \
+	libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
+	libruntime/mm/planner_merge.c libruntime/mm/planner_pq.c libruntime/mm/planner_strips.c \
+	libruntime/mm/planner_cuts.c libruntime/mm/pqtree.c \
+	libruntime/mm/pqtree.h libruntime/mm/planner_search.h
+
 $(PLANNER_BENCH): selftests/host/planner_bench.c selftests/host/planner_gen.c \
-		selftests/host/planner_gen.h $(RT_SO) $(RT_HEADERS)
+		selftests/host/planner_gen.h $(PLANNER_SRCS) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Ilibruntime/include $(filter %.c,$^) -o $@ -L$(BUILD)/lib -lvnpurt \
-		-Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) $(USER_CFLAGS) -Ilibruntime/include -Ilibruntime $(filter %.c,$^) -o $@ -lpthread
 
 # Pool and data cache benchmark in the VM (tools/bench/pool.plan); reports, never asserts.
 $(BUILD)/bin/vnpu-bench-pool: tools/bench/vnpu-bench-pool.c $(RT_SO) $(RT_HEADERS)
@@ -371,13 +379,7 @@ $(BUILD)/host/ksft_totals_test: selftests/host/ksft_totals_test.c tools/summary/
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Itools/summary $(filter %.c,$^) -o $@
 
-$(BUILD)/host/planner_test: selftests/host/planner_test.c libruntime/mm/planner.c libruntime/core/status.c \
-		libruntime/mm/planner_search.c libruntime/mm/planner_sweep.c libruntime/mm/planner_bands.c \
-		libruntime/mm/planner_merge.c libruntime/mm/planner_pq.c libruntime/mm/planner_strips.c \
-		libruntime/mm/planner_cuts.c \
-		libruntime/mm/pqtree.c \
-		libruntime/mm/pqtree.h \
-		libruntime/mm/planner_search.h \
+$(BUILD)/host/planner_test: selftests/host/planner_test.c $(PLANNER_SRCS) \
 		selftests/host/planner_gen.c selftests/host/planner_gen.h $(RT_HEADERS) $(KSFT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(SAN_FLAGS) -I$(KSFT_DIR) -Ilibruntime/include -Ilibruntime \

@@ -160,6 +160,7 @@ struct pcs {
 	struct pcs_table *tiled;	/* slabs tiled, or NULL */
 	int fail_fast;		/* the next pcs_commit() stops at its first failing piece */
 	uint32_t fail_t0, fail_t1;	/* and returns PCS_RETRY with that piece's span */
+	uint8_t *probe;		/* pcs_probe(): the first balanced set, per buffer of the slab */
 };
 
 /* A section's skip before it grew, and the trail's length then. */
@@ -537,7 +538,12 @@ static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t
 		if (b->val[i] != 1)
 			ids[k++] = b->ids[i];
 	r = SKS_INFEASIBLE;
-	if (nin < b->m && w < width && b->c->commit) {
+	if (nin < b->m && w < width && b->c->probe) {
+		/* pcs_probe(): the set is the result, neither side planned. */
+		for (uint32_t i = 0; i < b->m; i++)
+			b->c->probe[i] = b->val[i] == 1;
+		r = SKS_FOUND;
+	} else if (nin < b->m && w < width && b->c->commit) {
 		/* Committed: each side gets a plan, perfect or not (pcs_commit()). */
 		uint64_t below = 0, above = 0;
 
@@ -1141,6 +1147,31 @@ static int pcs_commit_strip(struct pcs *c, const uint32_t *ids, uint32_t m, uint
 			break;
 	}
 	pcs_band_free(b);
+	return r;
+}
+
+int pcs_probe(const struct sks_problem *pb, const uint32_t *ids, uint32_t m, uint64_t width,
+	      uint32_t c0, uint64_t limit, uint8_t *in, uint64_t *nodes)
+{
+	struct pcs c = { .pb = pb, .deadline = UINT64_MAX, .nodes = nodes, .limit = limit,
+			 .probe = in };
+	uint32_t span[2] = { UINT32_MAX, 0 };
+	struct pcs_band *b;
+	int r;
+
+	for (uint32_t i = 0; i < m; i++) {
+		span[0] = pb->t0[ids[i]] < span[0] ? pb->t0[ids[i]] : span[0];
+		span[1] = pb->t1[ids[i]] > span[1] ? pb->t1[ids[i]] : span[1];
+	}
+	if (c0 >= m || pb->t0[ids[c0]] != span[0] || pb->t1[ids[c0]] == span[1])
+		return SKS_INFEASIBLE;
+	r = pcs_band_open(&c, ids, m, width, span[0], span[1], &b);
+	if (r == SKS_FOUND) {
+		b->largest = c0;
+		r = pcs_band_search(b, width, 0, span[0]);
+	}
+	if (b)
+		pcs_band_free(b);
 	return r;
 }
 

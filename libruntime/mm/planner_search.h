@@ -168,6 +168,32 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 		   uint64_t *off, uint64_t *nodes);
 
 /**
+ * pcs_probe() - the first balanced set of one slab's strip search
+ * @pb: the instance
+ * @ids: the slab's buffers: their live total is @width in every section of
+ *	their span, no instant inside it is a cut in time, and none is live
+ *	over all of it (what the committed cuts search a strip in)
+ * @m: how many
+ * @width: their live total
+ * @c0: the index in @ids of the buffer whose strip is looked for: live
+ *	first, not over the whole span
+ * @limit: nodes to search for it
+ * @in: out, per buffer of @ids 1 when in the set found, 0 when not
+ * @nodes: in/out, nodes visited are added
+ *
+ * The search pcs_commit_run() runs on a slab, by its rules (no ties broken
+ * at random), from @c0 and for one run, but its first balanced set (every
+ * boundary balanced, c0 in, not every buffer) is the result: neither side
+ * is planned. Whether that set is a strip of a plan at @width is left to
+ * the caller (planner_bench --strips). Return: SKS_FOUND (@in set),
+ * SKS_INFEASIBLE (no balanced set holds @c0, or @c0 is not live first or
+ * is live over the whole span: nothing visited), SKS_TIMEOUT (none within
+ * @limit) or SKS_NOMEM.
+ */
+int pcs_probe(const struct sks_problem *pb, const uint32_t *ids, uint32_t m, uint64_t width,
+	      uint32_t c0, uint64_t limit, uint8_t *in, uint64_t *nodes);
+
+/**
  * pbd_run() - plan a perfect packing by splitting it
  * @pb: the instance
  * @target: its live total, the same in every section

@@ -11,6 +11,7 @@
  *                 [--time-limit MS] [--deterministic] [--first-seed N] [--misses]
  *   planner_bench --emit FAMILY N SEED     (the instance as CSV)
  *   planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]
+ *   planner_bench --strips FAMILY N SEED [--nodes N]
  *
  * --deterministic plans with VNPU_PLAN_DETERMINISTIC: the table is the
  * same on every run (but for its times), so two builds compare seed by
@@ -27,6 +28,15 @@
  * all are (or that has no cut: the witness is not guillotine there) is a
  * core, and is reported. The cores are where the planner fails whatever
  * happens above them.
+ *
+ * --strips walks the same cuts and, on every slab the committed cuts would
+ * search a strip in (a piece cut in memory, less its buffers live over all
+ * its span, when no instant cuts those), runs their strip search from each
+ * buffer live first (pcs_probe(), N nodes per buffer of the slab, 20 as
+ * they do by default) and judges its first balanced set against every plan
+ * the witness's cuts allow (pieces cut in memory restacked in any order):
+ * a strip of one of them, one but for buffers live in one section only,
+ * or a near miss; or no set found (none exists, or not within the nodes).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -35,6 +45,7 @@
 #include <string.h>
 
 #include "planner_gen.h"
+#include "mm/planner_search.h"
 
 static void usage(FILE *f)
 {
@@ -43,7 +54,8 @@ static void usage(FILE *f)
 		"                     [--time-limit MS] [--deterministic] [--first-seed N]\n"
 		"                     [--misses]\n"
 		"       planner_bench --emit FAMILY N SEED\n"
-		"       planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]\n");
+		"       planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]\n"
+		"       planner_bench --strips FAMILY N SEED [--nodes N]\n");
 }
 
 /* The strategy of every plan: VNPU_PLAN_BEST, with --deterministic its flag. */
@@ -209,6 +221,26 @@ static size_t cuts(struct walk *w, const uint32_t *ids, size_t m, int mem, uint6
 	return n;
 }
 
+/*
+ * The buffers of @ids (@m) within the @c-th piece between the cuts @cut
+ * along time (@mem 0) or memory, into @sub; returns how many.
+ */
+static size_t piece(const struct walk *w, const uint32_t *ids, size_t m, int mem,
+		    const uint64_t *cut, size_t c, uint32_t *sub)
+{
+	uint64_t lo = c ? cut[c - 1] : 0, hi = cut[c];
+	size_t k = 0;
+
+	for (size_t i = 0; i < m; i++) {
+		uint64_t a, z;
+
+		extent(&w->b[ids[i]], mem, &a, &z);
+		if (a >= lo && z <= hi)
+			sub[k++] = ids[i];
+	}
+	return k;
+}
+
 /* Plans the piece alone; 1 when at its optimum (its witness's height). */
 static int plan_piece(struct walk *w, const uint32_t *ids, size_t m, double *ratio)
 {
@@ -293,17 +325,7 @@ static int walk_piece(struct walk *w, uint32_t *ids, size_t m)
 	mem--;
 	/* No cut (the witness is not guillotine here): the piece is a core. */
 	for (size_t c = 0; n && c <= n && all >= 0; c++) {
-		uint64_t lo = c ? cut[c - 1] : 0, hi = cut[c];
-		size_t k = 0;
-
-		for (size_t i = 0; i < m; i++) {
-			uint64_t a, z;
-
-			extent(&w->b[ids[i]], mem, &a, &z);
-			if (a >= lo && z <= hi)
-				sub[k++] = ids[i];
-		}
-		r = walk_piece(w, sub, k);
+		r = walk_piece(w, sub, piece(w, ids, m, mem, cut, c, sub));
 		all = r < 0 ? -1 : all && r;
 	}
 	if (all == 1)
@@ -344,6 +366,451 @@ static int cores(const char *fam, const char *ns, const char *seeds, unsigned in
 	free(w.scratch);
 	free(b);
 	return r < 0;
+}
+
+/*
+ * --strips: the strip search of the committed cuts (pcs_probe()) judged on
+ * the slabs of the witness, where the strips that exist are known.
+ */
+enum { PROBE_STRIP, PROBE_LOOSE, PROBE_NEAR, PROBE_NONE, PROBE_LIMIT, PROBE_KINDS };
+
+struct strips {
+	struct walk w;
+	struct sks_problem pb;
+	uint64_t *times;	/* the instant each section starts at */
+	uint64_t per_buffer;	/* nodes per buffer of a slab for each search */
+	uint64_t unit;		/* the gcd of the sizes: widths are counted in it */
+	uint64_t nodes;		/* nodes searched in all */
+	uint8_t *in;		/* per buffer of the instance: in the set judged */
+	uint8_t *slab_in;	/* per buffer of a slab: pcs_probe()'s set */
+	/* Slabs probed, those reported, and the searches by what they found. */
+	unsigned int slabs, reported, found[PROBE_KINDS];
+};
+
+/* Slabs of at least this many buffers get a line of their own. */
+#define STRIPS_REPORT_MIN 100u
+/* Nodes per buffer of a slab for each search (PCS_COMMIT_NODES), and at most. */
+#define PROBE_NODES 20u
+#define PROBE_NODES_MAX 1000000u
+
+/* A bitset of widths 0 to @bits - 1, in units. */
+struct widths {
+	uint64_t *w;
+	size_t words, bits;
+};
+
+static int widths_new(struct widths *v, size_t bits)
+{
+	v->bits = bits;
+	v->words = bits / 64 + 1;
+	v->w = calloc(v->words, sizeof(*v->w));
+	return v->w ? 0 : -1;
+}
+
+static int widths_has(const struct widths *v, uint64_t k)
+{
+	return k < v->bits && (v->w[k / 64] >> (k % 64) & 1);
+}
+
+static void widths_set(struct widths *v, uint64_t k)
+{
+	if (k < v->bits)
+		v->w[k / 64] |= 1ull << (k % 64);
+}
+
+/* @dst |= @src << @k, what falls beyond dst's widths dropped. */
+static void widths_or_shifted(struct widths *dst, const struct widths *src, uint64_t k)
+{
+	size_t q = k / 64, r = k % 64;
+
+	for (size_t i = dst->words; i-- > q;) {
+		size_t j = i - q;
+		uint64_t v = src->w[j] << r;
+
+		if (r && j)
+			v |= src->w[j - 1] >> (64 - r);
+		dst->w[i] |= v;
+	}
+	if (dst->bits % 64)
+		dst->w[dst->words - 1] &= (1ull << (dst->bits % 64)) - 1;
+}
+
+/* The witness's extent of @ids (@m buffers) in memory, in units. */
+static uint64_t witness_width(const struct strips *st, const uint32_t *ids, size_t m)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < m; i++) {
+		const struct vnpu_plan_buffer *b = &st->w.b[ids[i]];
+
+		lo = b->offset < lo ? b->offset : lo;
+		hi = b->offset + b->size > hi ? b->offset + b->size : hi;
+	}
+	return (hi - lo) / st->unit;
+}
+
+/*
+ * The widths of the bottom strip that holds exactly the buffers of @ids
+ * (@m) marked in st->in (@loose: a buffer live in one section either way)
+ * in the plans the witness's cuts allow: pieces cut in time side by side,
+ * pieces cut in memory stacked in any order (each one restacked so
+ * again), into @out (all clear, widths up to the slab's). A piece without
+ * a cut has none. Returns -1 out of memory.
+ */
+static int bottom_widths(struct strips *st, uint32_t *ids, size_t m, int loose,
+			 struct widths *out)
+{
+	struct walk *w = &st->w;
+	struct widths full = { 0 }, some = { 0 }, part = { 0 }, next = { 0 };
+	uint64_t *cut = NULL;
+	uint32_t *sub = NULL;
+	size_t n = 0;
+	int mem, r = -1;
+
+	if (m == 1) {
+		uint32_t i = ids[0];
+		int one = st->pb.t1[i] - st->pb.t0[i] == 1;
+
+		if (!st->in[i] || (loose && one))
+			widths_set(out, 0);
+		if (st->in[i] || (loose && one))
+			widths_set(out, st->w.b[i].size / st->unit);
+		return 0;
+	}
+	cut = malloc((m + 1) * sizeof(*cut));
+	sub = malloc(m * sizeof(*sub));
+	if (!cut || !sub)
+		goto out;
+	for (mem = 0; mem < 2 && !n; mem++)
+		n = cuts(w, ids, m, mem, cut);
+	mem--;
+	if (!n) {
+		r = 0;
+		goto out;
+	}
+	/* In time: the widths every piece allows. In memory: P0 of whole pieces, P1 one split. */
+	if (widths_new(&full, out->bits) || widths_new(&some, out->bits) ||
+	    widths_new(&part, out->bits) || widths_new(&next, out->bits))
+		goto out;
+	widths_set(&full, 0);
+	if (!mem)
+		memset(full.w, 0xff, full.words * sizeof(*full.w));
+	for (size_t c = 0; c <= n; c++) {
+		size_t k = piece(w, ids, m, mem, cut, c, sub);
+		uint64_t wc;
+
+		if (!k)
+			continue;
+		memset(part.w, 0, part.words * sizeof(*part.w));
+		if (bottom_widths(st, sub, k, loose, &part))
+			goto out;
+		if (!mem) {
+			for (size_t i = 0; i < full.words; i++)
+				full.w[i] &= part.w[i];
+			continue;
+		}
+		wc = witness_width(st, sub, k);
+		memset(next.w, 0, next.words * sizeof(*next.w));
+		/* The piece wholly above the strip, or wholly in it. */
+		if (widths_has(&part, 0))
+			widths_or_shifted(&next, &some, 0);
+		if (widths_has(&part, wc))
+			widths_or_shifted(&next, &some, wc);
+		for (uint64_t x = 1; x < wc && x < part.bits; x++)
+			if (widths_has(&part, x))
+				widths_or_shifted(&next, &full, x);
+		memcpy(some.w, next.w, next.words * sizeof(*next.w));
+		memset(next.w, 0, next.words * sizeof(*next.w));
+		if (widths_has(&part, 0))
+			widths_or_shifted(&next, &full, 0);
+		if (widths_has(&part, wc))
+			widths_or_shifted(&next, &full, wc);
+		memcpy(full.w, next.w, next.words * sizeof(*next.w));
+	}
+	for (size_t i = 0; i < out->words; i++)
+		out->w[i] = full.w[i] | (mem ? some.w[i] : 0);
+	if (out->bits % 64)
+		out->w[out->words - 1] &= (1ull << (out->bits % 64)) - 1;
+	r = 0;
+out:
+	free(full.w);
+	free(some.w);
+	free(part.w);
+	free(next.w);
+	free(cut);
+	free(sub);
+	return r;
+}
+
+static const char *const probe_kind[PROBE_KINDS] = {
+	"strips", "strips but for one-section buffers", "near misses", "no set",
+	"node limit"
+};
+
+/*
+ * The judge checked on sets known to be strips: each piece the witness
+ * cuts the slab @ids (@m buffers, @width) into in memory. Returns -1 (said
+ * why) when one is not judged a strip or out of memory.
+ */
+static int witness_strips(struct strips *st, uint32_t *ids, size_t m, uint64_t width)
+{
+	uint64_t *cut = malloc((m + 1) * sizeof(*cut));
+	uint32_t *sub = malloc(m * sizeof(*sub));
+	struct widths exact = { 0 };
+	size_t n;
+	int r = -1;
+
+	if (!cut || !sub || widths_new(&exact, width / st->unit + 1))
+		goto out;
+	n = cuts(&st->w, ids, m, 1, cut);
+	for (size_t c = 0; c <= n; c++) {
+		size_t k = piece(&st->w, ids, m, 1, cut, c, sub);
+
+		memset(st->in, 0, st->pb.n);
+		for (size_t i = 0; i < k; i++)
+			st->in[sub[i]] = 1;
+		memset(exact.w, 0, exact.words * sizeof(*exact.w));
+		if (bottom_widths(st, ids, m, 0, &exact))
+			goto out;
+		/* Its buffers' extent: the space of those live over all the slab is left out. */
+		if (!widths_has(&exact, witness_width(st, sub, k))) {
+			fprintf(stderr, "planner_bench: piece %zu in memory of a slab of %zu "
+				"buffers in the witness is not judged a strip\n", c + 1, m);
+			r = -2;
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	if (r == -1)
+		fprintf(stderr, "planner_bench: out of memory\n");
+	free(cut);
+	free(sub);
+	free(exact.w);
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * The slab @ids (@m buffers, none live over its whole span, no cut in
+ * time): the strip search from each buffer live first, each set judged.
+ */
+static int probe_slab(struct strips *st, uint32_t *ids, size_t m, size_t strips)
+{
+	const struct sks_problem *pb = &st->pb;
+	uint32_t t0 = UINT32_MAX, t1 = 0, first = 0;
+	unsigned int found[PROBE_KINDS] = { 0 };
+	uint64_t width = 0;
+	struct widths exact = { 0 }, loose = { 0 };
+	int r = -1;
+
+	for (size_t i = 0; i < m; i++)
+		t0 = pb->t0[ids[i]] < t0 ? pb->t0[ids[i]] : t0;
+	for (size_t i = 0; i < m; i++) {
+		t1 = pb->t1[ids[i]] > t1 ? pb->t1[ids[i]] : t1;
+		width += pb->t0[ids[i]] == t0 ? pb->size[ids[i]] : 0;
+	}
+	if (widths_new(&exact, width / st->unit + 1) || widths_new(&loose, width / st->unit + 1)) {
+		fprintf(stderr, "planner_bench: out of memory\n");
+		goto out;
+	}
+	if (witness_strips(st, ids, m, width))
+		goto out;
+	for (size_t c0 = 0; c0 < m; c0++) {
+		uint64_t set = 0;
+		int k;
+
+		if (pb->t0[ids[c0]] != t0)
+			continue;
+		first++;
+		k = pcs_probe(pb, ids, (uint32_t)m, width, (uint32_t)c0, st->per_buffer * m,
+			      st->slab_in, &st->nodes);
+		if (k == SKS_NOMEM) {
+			fprintf(stderr, "planner_bench: out of memory\n");
+			goto out;
+		}
+		if (k != SKS_FOUND) {
+			found[k == SKS_INFEASIBLE ? PROBE_NONE : PROBE_LIMIT]++;
+			continue;
+		}
+		memset(st->in, 0, pb->n);
+		for (size_t i = 0; i < m; i++) {
+			st->in[ids[i]] = st->slab_in[i];
+			set += st->in[ids[i]] && pb->t0[ids[i]] == t0 ? pb->size[ids[i]] : 0;
+		}
+		memset(exact.w, 0, exact.words * sizeof(*exact.w));
+		memset(loose.w, 0, loose.words * sizeof(*loose.w));
+		if (bottom_widths(st, ids, m, 0, &exact) || bottom_widths(st, ids, m, 1, &loose)) {
+			fprintf(stderr, "planner_bench: out of memory\n");
+			goto out;
+		}
+		k = widths_has(&exact, set / st->unit) ? PROBE_STRIP :
+		    widths_has(&loose, set / st->unit) ? PROBE_LOOSE : PROBE_NEAR;
+		found[k]++;
+	}
+	st->slabs++;
+	for (int k = 0; k < PROBE_KINDS; k++)
+		st->found[k] += found[k];
+	r = 0;
+	if (m < STRIPS_REPORT_MIN)
+		goto out;
+	st->reported++;
+	printf("slab: %zu buffers, %zu pieces in memory, %u live first; time [%" PRIu64 ", %"
+	       PRIu64 "), width %" PRIu64 ";", m, strips, first, st->times[t0],
+	       st->times[t1], width);
+	for (int k = 0; k < PROBE_KINDS; k++)
+		printf(" %s %u%s", probe_kind[k], found[k], k + 1 < PROBE_KINDS ? "," : "\n");
+out:
+	free(exact.w);
+	free(loose.w);
+	return r;
+}
+
+/*
+ * Walks the witness's cuts from the piece @ids (@m buffers): where a piece
+ * is cut in memory, its buffers not live over its whole span are the slab
+ * the committed cuts search a strip in, probed when no instant cuts them.
+ */
+static int walk_strips(struct strips *st, uint32_t *ids, size_t m)
+{
+	struct walk *w = &st->w;
+	uint64_t *cut = NULL, lo = UINT64_MAX, hi = 0;
+	uint32_t *sub = NULL;
+	size_t n = 0, k = 0;
+	int mem, r = -1;
+
+	if (m <= 1)
+		return 0;
+	cut = malloc((m + 1) * sizeof(*cut));
+	sub = malloc(m * sizeof(*sub));
+	if (!cut || !sub) {
+		fprintf(stderr, "planner_bench: out of memory\n");
+		goto out;
+	}
+	for (mem = 0; mem < 2 && !n; mem++)
+		n = cuts(w, ids, m, mem, cut);
+	mem--;
+	r = 0;
+	if (!n)
+		goto out;
+	if (mem) {
+		for (size_t i = 0; i < m; i++) {
+			lo = w->b[ids[i]].first < lo ? w->b[ids[i]].first : lo;
+			hi = w->b[ids[i]].last > hi ? w->b[ids[i]].last : hi;
+		}
+		for (size_t i = 0; i < m; i++)
+			if (w->b[ids[i]].first != lo || w->b[ids[i]].last != hi)
+				sub[k++] = ids[i];
+		/* The cuts of the slab go where the piece's are no longer needed. */
+		if (k > 1 && !cuts(w, sub, k, 0, cut))
+			r = probe_slab(st, sub, k, cuts(w, sub, k, 1, cut) + 1);
+		if (r)
+			goto out;
+		n = cuts(w, ids, m, mem, cut);
+	}
+	for (size_t c = 0; c <= n && !r; c++)
+		r = walk_strips(st, sub, piece(w, ids, m, mem, cut, c, sub));
+out:
+	free(cut);
+	free(sub);
+	return r;
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* --strips FAMILY N SEED: the strip search on every slab of the witness. */
+static int strips(const char *fam, const char *ns, const char *seeds, uint64_t per_buffer)
+{
+	struct strips st = { .per_buffer = per_buffer };
+	uint32_t *ids = NULL, *t0 = NULL, *t1 = NULL;
+	uint64_t *size = NULL, *align = NULL, *total = NULL, opt;
+	struct vnpu_plan_buffer *b;
+	size_t count, nt = 0;
+	int r = -1;
+
+	switch (family_of(fam)) {
+	case PGEN_GUILLOTINE:
+	case PGEN_GUILLOTINE_FINE:
+	case PGEN_GUILLOTINE_AREA:
+	case PGEN_GUILLOTINE_ASPECT:
+		break;
+	default:
+		/* Unknown families are named by instance(). */
+		if (family_of(fam) >= 0) {
+			fprintf(stderr, "planner_bench: family '%s' is not cut by guillotine cuts\n",
+				fam);
+			return 1;
+		}
+	}
+	b = instance(fam, ns, seeds, 1, &count, &opt);
+	if (!b)
+		return 1;
+	st.w.b = b;
+	st.w.keys = malloc(2 * count * sizeof(*st.w.keys));
+	st.times = malloc(2 * count * sizeof(*st.times));
+	ids = malloc(count * sizeof(*ids));
+	t0 = malloc(count * sizeof(*t0));
+	t1 = malloc(count * sizeof(*t1));
+	size = malloc(count * sizeof(*size));
+	align = malloc(count * sizeof(*align));
+	total = calloc(2 * count, sizeof(*total));
+	st.in = malloc(count);
+	st.slab_in = malloc(count);
+	if (!st.w.keys || !st.times || !ids || !t0 || !t1 || !size || !align || !total ||
+	    !st.in || !st.slab_in) {
+		fprintf(stderr, "planner_bench: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		st.times[2 * i] = b[i].first;
+		st.times[2 * i + 1] = b[i].last;
+	}
+	nt = distinct(st.times, 2 * count);
+	for (size_t i = 0; i < count; i++) {
+		const uint64_t *a = bsearch(&b[i].first, st.times, nt, sizeof(*a), cmp_u64);
+		const uint64_t *z = bsearch(&b[i].last, st.times, nt, sizeof(*z), cmp_u64);
+
+		ids[i] = (uint32_t)i;
+		t0[i] = (uint32_t)(a - st.times);
+		t1[i] = (uint32_t)(z - st.times);
+		size[i] = b[i].size;
+		align[i] = 1;
+		st.unit = gcd64(st.unit, b[i].size);
+		for (uint32_t k = t0[i]; k < t1[i]; k++)
+			total[k] += b[i].size;
+	}
+	st.pb = (struct sks_problem){ .n = count, .size = size, .align = align, .t0 = t0,
+				      .t1 = t1, .nsec = (uint32_t)(nt - 1), .sec_total = total };
+	r = walk_strips(&st, ids, count);
+	if (!r) {
+		printf("%s %zu seed %s: slabs %u (%u of %u buffers or more), %" PRIu64
+		       " nodes;", fam, count, seeds, st.slabs, st.reported, STRIPS_REPORT_MIN,
+		       st.nodes);
+		for (int k = 0; k < PROBE_KINDS; k++)
+			printf(" %s %u%s", probe_kind[k], st.found[k],
+			       k + 1 < PROBE_KINDS ? "," : "\n");
+	}
+out:
+	free(st.w.keys);
+	free(st.times);
+	free(ids);
+	free(t0);
+	free(t1);
+	free(size);
+	free(align);
+	free(total);
+	free(st.in);
+	free(st.slab_in);
+	free(b);
+	return r != 0;
 }
 
 struct row {
@@ -408,13 +875,15 @@ int main(int argc, char **argv)
 		{ "misses", no_argument, NULL, 'm' },
 		{ "emit", no_argument, NULL, 'e' },
 		{ "cores", no_argument, NULL, 'c' },
+		{ "strips", no_argument, NULL, 'p' },
+		{ "nodes", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	size_t sizes[32] = { 200, 400, 700, 1500, 3000, 6000 }, nsizes = 6;
 	unsigned int fams[PGEN_FAMILIES], nfams = PGEN_FAMILIES, ms = 0, seeds = 50;
-	uint64_t first_seed = 1, v;
-	int opt, do_emit = 0, do_cores = 0, misses = 0;
+	uint64_t first_seed = 1, v, per_buffer = PROBE_NODES;
+	int opt, do_emit = 0, do_cores = 0, do_strips = 0, nodes_set = 0, misses = 0;
 
 	for (unsigned int f = 0; f < PGEN_FAMILIES; f++)
 		fams[f] = f;
@@ -489,6 +958,15 @@ int main(int argc, char **argv)
 		case 'c':
 			do_cores = 1;
 			break;
+		case 'p':
+			do_strips = 1;
+			break;
+		case 'N':
+			if (number("--nodes", optarg, 1, PROBE_NODES_MAX, &v))
+				return 1;
+			per_buffer = v;
+			nodes_set = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -497,11 +975,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (do_emit || do_cores) {
-		if (argc - optind != 3 || (do_emit && do_cores) || misses) {
+	if (do_emit + do_cores + do_strips > 1 || (nodes_set && !do_strips)) {
+		usage(stderr);
+		return 1;
+	}
+	if (do_emit || do_cores || do_strips) {
+		if (argc - optind != 3 || misses) {
 			usage(stderr);
 			return 1;
 		}
+		if (do_strips)
+			return strips(argv[optind], argv[optind + 1], argv[optind + 2], per_buffer);
 		if (do_cores)
 			return cores(argv[optind], argv[optind + 1], argv[optind + 2], ms);
 		return emit(argv[optind], argv[optind + 1], argv[optind + 2]);
