@@ -267,10 +267,6 @@ bench-planner: $(BUILD)/bin/vnpu-plan $(PLANNER_BENCH)
 	done
 	@$(PLANNER_BENCH) $(PLANNER_BENCH_ARGS)
 
-# Generated instances of known optimum (selftests/host/planner_gen.c), per
-# family and size: share at the optimum, worst ratio, time. The default (50
-# seeds, 200 to 6,000 buffers, every family) takes about a quarter of an hour of
-# CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
 # The planner's sources, built into the programs that call its private
 # interface (planner_search.h) as well as into the runtime: the host test
 # and the benchmark (planner_bench --strips probes the strip search).
@@ -280,6 +276,10 @@ PLANNER_SRCS := libruntime/mm/planner.c libruntime/core/status.c \
 	libruntime/mm/planner_cuts.c libruntime/mm/pqtree.c \
 	libruntime/mm/pqtree.h libruntime/mm/planner_search.h
 
+# Generated instances of known optimum (selftests/host/planner_gen.c), per
+# family and size: share at the optimum, worst ratio, time. The default (50
+# seeds, 200 to 6,000 buffers, every family) takes about a quarter of an hour of
+# CPU; PLANNER_BENCH_ARGS="--seeds 10 --sizes 400,1500" for a quick look.
 $(PLANNER_BENCH): selftests/host/planner_bench.c selftests/host/planner_gen.c \
 		selftests/host/planner_gen.h $(PLANNER_SRCS) $(RT_HEADERS)
 	@mkdir -p $(dir $@)
