@@ -488,7 +488,11 @@ static int bottom_widths(struct strips *st, uint32_t *ids, size_t m, int loose,
 		r = 0;
 		goto out;
 	}
-	/* In time: the widths every piece allows. In memory: P0 of whole pieces, P1 one split. */
+	/*
+	 * In time, full: the widths every piece allows. In memory, full: the
+	 * widths made of whole pieces (the strip's top between two), some:
+	 * those where the strip's top splits one piece.
+	 */
 	if (widths_new(&full, out->bits) || widths_new(&some, out->bits) ||
 	    widths_new(&part, out->bits) || widths_new(&next, out->bits))
 		goto out;
