@@ -129,7 +129,8 @@ t_cores() {
 
 # Checks one --strips report ($1) and prints its node count: each slab's
 # searches add up to its buffers live first, one line per slab the summary
-# says it reports, the summary's totals at least the lines' sums.
+# says it reports, the summary's totals at least the lines' sums, the
+# totals of the slabs of 500 buffers or more their lines' sums.
 strips_report() {
 	awk '
 	# The five counts after the last "; ", into c[1..5].
@@ -144,9 +145,15 @@ strips_report() {
 		if (!match($0, /, [0-9]+ live first;/)) bad++
 		first = substr($0, RSTART + 2) + 0
 		sum = 0
-		for (k = 1; k <= 5; k++) { sum += c[k]; line[k] += c[k] }
+		for (k = 1; k <= 5; k++) { sum += c[k]; line[k] += c[k]; if ($2 >= 500) big[k] += c[k] }
 		if (sum != first) bad++
 		slabs++
+		next
+	}
+	/^slabs of 500 buffers or more: [0-9]+; / {
+		counts()
+		for (k = 1; k <= 5; k++) large[k] = c[k]
+		larges++
 		next
 	}
 	/ seed [0-9]+: slabs [0-9]+ \([0-9]+ of 100 buffers or more\), [0-9]+ nodes; / {
@@ -161,8 +168,8 @@ strips_report() {
 	}
 	{ bad++ }
 	END {
-		if (summaries != 1 || slabs != reported) bad++
-		for (k = 1; k <= 5; k++) if (total[k] < line[k]) bad++
+		if (summaries != 1 || larges != 1 || slabs != reported) bad++
+		for (k = 1; k <= 5; k++) if (total[k] < line[k] || big[k] != large[k]) bad++
 		if (bad) exit 1
 		print nodes, total[1], total[3]
 	}' "$1"

@@ -383,12 +383,21 @@ struct strips {
 	uint64_t nodes;		/* nodes searched in all */
 	uint8_t *in;		/* per buffer of the instance: in the set judged */
 	uint8_t *slab_in;	/* per buffer of a slab: pcs_probe()'s set */
-	/* Slabs probed, those reported, and the searches by what they found. */
+	/*
+	 * Slabs probed, those reported, and the searches by what they found;
+	 * the same on the slabs of STRIPS_LARGE_MIN buffers or more.
+	 */
 	unsigned int slabs, reported, found[PROBE_KINDS];
+	unsigned int large, found_large[PROBE_KINDS];
 };
 
 /* Slabs of at least this many buffers get a line of their own. */
 #define STRIPS_REPORT_MIN 100u
+/*
+ * and those of at least this many a summary of their own: where the
+ * planner's misses come from (Documentation/planner.rst).
+ */
+#define STRIPS_LARGE_MIN 500u
 /* Nodes per buffer of a slab for each search (PCS_COMMIT_NODES), and at most. */
 #define PROBE_NODES 20u
 #define PROBE_NODES_MAX 1000000u
@@ -652,8 +661,11 @@ static int probe_slab(struct strips *st, uint32_t *ids, size_t m, size_t strips)
 		found[k]++;
 	}
 	st->slabs++;
-	for (int k = 0; k < PROBE_KINDS; k++)
+	st->large += m >= STRIPS_LARGE_MIN;
+	for (int k = 0; k < PROBE_KINDS; k++) {
 		st->found[k] += found[k];
+		st->found_large[k] += m >= STRIPS_LARGE_MIN ? found[k] : 0;
+	}
 	r = 0;
 	if (m < STRIPS_REPORT_MIN)
 		goto out;
@@ -795,6 +807,10 @@ static int strips(const char *fam, const char *ns, const char *seeds, uint64_t p
 				      .t1 = t1, .nsec = (uint32_t)(nt - 1), .sec_total = total };
 	r = walk_strips(&st, ids, count);
 	if (!r) {
+		printf("slabs of %u buffers or more: %u;", STRIPS_LARGE_MIN, st.large);
+		for (int k = 0; k < PROBE_KINDS; k++)
+			printf(" %s %u%s", probe_kind[k], st.found_large[k],
+			       k + 1 < PROBE_KINDS ? "," : "\n");
 		printf("%s %zu seed %s: slabs %u (%u of %u buffers or more), %" PRIu64
 		       " nodes;", fam, count, seeds, st.slabs, st.reported, STRIPS_REPORT_MIN,
 		       st.nodes);
