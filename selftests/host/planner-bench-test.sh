@@ -266,6 +266,8 @@ t_bad_arguments() {
 	refused "--nodes '0'" --strips guillotine 100 1 --nodes 0 || fails=1
 	refused "usage:" --nodes 5 --cores guillotine 100 1 || fails=1
 	refused "usage:" --strips --emit guillotine 100 1 || fails=1
+	refused "usage:" --strips guillotine 100 1 --time-limit 5 || fails=1
+	refused "usage:" --strips guillotine 100 1 --deterministic || fails=1
 	refused "usage:" --strips guillotine 100 || fails=1
 	refused "usage:" guillotine || fails=1
 	refused "usage:" --no-such-option || fails=1

@@ -731,17 +731,6 @@ out:
 	return r;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /* --strips FAMILY N SEED: the strip search on every slab of the witness. */
 static int strips(const char *fam, const char *ns, const char *seeds, uint64_t per_buffer)
 {
@@ -799,7 +788,7 @@ static int strips(const char *fam, const char *ns, const char *seeds, uint64_t p
 		t1[i] = (uint32_t)(z - st.times);
 		size[i] = b[i].size;
 		align[i] = 1;
-		st.unit = gcd64(st.unit, b[i].size);
+		st.unit = vnpu_plan_gcd(st.unit, b[i].size);
 		for (uint32_t k = t0[i]; k < t1[i]; k++)
 			total[k] += b[i].size;
 	}
@@ -904,6 +893,7 @@ int main(int argc, char **argv)
 	unsigned int fams[PGEN_FAMILIES], nfams = PGEN_FAMILIES, ms = 0, seeds = 50;
 	uint64_t first_seed = 1, v, per_buffer = PROBE_NODES;
 	int opt, do_emit = 0, do_cores = 0, do_strips = 0, nodes_set = 0, misses = 0;
+	int planning_set = 0;	/* --time-limit or --deterministic: nothing --strips uses */
 
 	for (unsigned int f = 0; f < PGEN_FAMILIES; f++)
 		fams[f] = f;
@@ -960,9 +950,11 @@ int main(int argc, char **argv)
 			if (number("--time-limit", optarg, 0, UINT32_MAX, &v))
 				return 1;
 			ms = (unsigned int)v;
+			planning_set = 1;
 			break;
 		case 'd':
 			strategy |= VNPU_PLAN_DETERMINISTIC;
+			planning_set = 1;
 			break;
 		case 'S':
 			if (number("--first-seed", optarg, 0, UINT64_MAX - BENCH_MAX_SEEDS, &v))
@@ -995,7 +987,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (do_emit + do_cores + do_strips > 1 || (nodes_set && !do_strips)) {
+	if (do_emit + do_cores + do_strips > 1 || (nodes_set && !do_strips) ||
+	    (do_strips && planning_set)) {
 		usage(stderr);
 		return 1;
 	}
