@@ -210,6 +210,7 @@ struct pcs_band {
 	struct pcs_skip *skips;
 	uint32_t nskips;
 	uint64_t *size;			/* per buffer: its size (the rows read it at every check) */
+	uint64_t *area;			/* and its area, pcs_branch()'s key (pcs_area()) */
 	uint64_t low, high;		/* the width's range at the last check of the sections */
 	uint64_t *widths, unit;		/* the widths the strip can have, in units (or NULL) */
 	size_t words;			/* of that bitset */
@@ -572,13 +573,11 @@ static int pcs_split(struct pcs_band *b, uint64_t width, uint64_t base, uint32_t
  * A buffer's area in the slab: its size times the sections it spans,
  * saturated (pcs_branch() doubles it).
  */
-static uint64_t pcs_area(const struct pcs_band *b, uint32_t i)
+static uint64_t pcs_area(uint64_t size, uint32_t first, uint32_t last)
 {
-	uint64_t first = (uint64_t)(b->ev_start[i] + 1);
-	uint64_t last = b->ev_end[i] < 0 ? b->nev : (uint64_t)b->ev_end[i];
-	uint64_t span = last - first + 1;
+	uint64_t span = (uint64_t)last - first + 1;
 
-	return b->size[i] > UINT64_MAX / 2 / span ? UINT64_MAX / 2 : b->size[i] * span;
+	return size > UINT64_MAX / 2 / span ? UINT64_MAX / 2 : size * span;
 }
 
 /*
@@ -622,7 +621,7 @@ static uint32_t pcs_branch(struct pcs_band *b)
 
 				if (b->val[i] >= 0)
 					continue;
-				area = pcs_area(b, i);
+				area = b->area[i];
 				if (!pass && area > most) {
 					most = area;
 					pick = i;
@@ -712,6 +711,7 @@ static void pcs_band_free(struct pcs_band *b)
 	free(b->sec_skip);
 	free(b->skips);
 	free(b->size);
+	free(b->area);
 	free(b->val);
 	free(b->trail);
 	free(b->queue);
@@ -762,13 +762,14 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 	b->sec_skip = calloc(nev + 1, sizeof(*b->sec_skip));
 	b->val = malloc(m);
 	b->size = malloc(m * sizeof(*b->size));
+	b->area = malloc(m * sizeof(*b->area));
 	b->trail = malloc(m * sizeof(*b->trail));
 	b->queue = malloc((nev + 1) * sizeof(*b->queue));
 	b->queued = calloc(nev + 1, 1);
 	if (!b->ev_start || !b->ev_end || !b->ev_first || !b->ev_item ||
 	    !b->ev_split || !b->imb || !b->pos || !b->neg || !b->starting || !b->ending ||
 	    !b->ev_largest || !b->nunk || !b->d_in || !b->d_unk || !b->d_moves || !b->checked ||
-	    !b->sec_first || !b->sec_skip || !b->val || !b->size || !b->trail || !b->queue ||
+	    !b->sec_first || !b->sec_skip || !b->val || !b->size || !b->area || !b->trail || !b->queue ||
 	    !b->queued)
 		return SKS_NOMEM;
 	memset(b->val, -1, m);
@@ -781,6 +782,7 @@ static int pcs_band_init(struct pcs_band *b, const uint32_t *ids, uint32_t m, ui
 		b->ev_end[i] = pb->t1[ids[i]] < t1 ? pcs_boundary(times, nev, pb->t1[ids[i]]) : -1;
 		first = (uint32_t)(b->ev_start[i] + 1);
 		last = b->ev_end[i] < 0 ? nev : (uint32_t)b->ev_end[i];
+		b->area[i] = pcs_area(b->size[i], first, last);
 		for (uint32_t s = first; s <= last; s++)
 			b->sec_first[s + 1]++;
 		b->d_unk[first] += (int64_t)pb->size[ids[i]];
