@@ -598,8 +598,8 @@ static uint64_t pcs_area(uint64_t size, uint32_t first, uint32_t last)
  * more (planner_bench --strips, seeds 3,441, 3,444, 3,445 and 3,449 of
  * guillotine and guillotine-aspect 1,500) 64 first sets of 533 are
  * strips instead of 58, 374 near misses instead of 437; seeds 3,641 to
- * 3,680 of 6,000 buffers plan 21 of 40 above 1.05 of the optimum instead
- * of 27 (guillotine-aspect), 21 instead of 28 (guillotine).
+ * 3,700 of 6,000 buffers plan 28 of 60 above 1.05 of the optimum instead
+ * of 36 (guillotine-aspect), 32 instead of 41 (guillotine).
  */
 static uint32_t pcs_branch(struct pcs_band *b)
 {
