@@ -11,7 +11,7 @@
  *                 [--time-limit MS] [--deterministic] [--first-seed N] [--misses]
  *   planner_bench --emit FAMILY N SEED     (the instance as CSV)
  *   planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]
- *   planner_bench --strips FAMILY N SEED [--nodes N]
+ *   planner_bench --strips FAMILY N SEED [--nodes N] [--sides MS]
  *
  * --deterministic plans with VNPU_PLAN_DETERMINISTIC: the table is the
  * same on every run (but for its times), so two builds compare seed by
@@ -37,6 +37,11 @@
  * the witness's cuts allow (pieces cut in memory restacked in any order):
  * a strip of one of them, one but for buffers live in one section only,
  * or a near miss; or no set found (none exists, or not within the nodes).
+ * The judge knows the witness's plans only: a set judged a near miss may
+ * still tile, another way. With --sides, both sides of every set not
+ * judged a strip are planned by the planner itself (vnpu_plan_leaf(), MS
+ * ms each on the work clock, as the committed cuts plan a slab whose strip
+ * they do not find), and the sets whose sides both tile are counted.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -55,7 +60,7 @@ static void usage(FILE *f)
 		"                     [--misses]\n"
 		"       planner_bench --emit FAMILY N SEED\n"
 		"       planner_bench --cores FAMILY N SEED [--time-limit MS] [--deterministic]\n"
-		"       planner_bench --strips FAMILY N SEED [--nodes N]\n");
+		"       planner_bench --strips FAMILY N SEED [--nodes N] [--sides MS]\n");
 }
 
 /* The strategy of every plan: VNPU_PLAN_BEST, with --deterministic its flag. */
@@ -383,6 +388,15 @@ struct strips {
 	uint64_t nodes;		/* nodes searched in all */
 	uint8_t *in;		/* per buffer of the instance: in the set judged */
 	uint8_t *slab_in;	/* per buffer of a slab: pcs_probe()'s set */
+	unsigned int sides_ms;	/* --sides: ms per side, 0 for none */
+	struct vnpu_plan_buffer *side_sub;	/* scratch of vnpu_plan_leaf() */
+	uint64_t *side_off;			/* and its offsets, per buffer of the instance */
+	uint32_t *side;				/* a side's buffers */
+	/*
+	 * Sets whose sides were planned and those both of whose sides
+	 * tile: judged strips, then the others.
+	 */
+	unsigned int sides[4], sides_large[4];
 	/*
 	 * Slabs probed, those reported, and the searches by what they found;
 	 * the same on the slabs of STRIPS_LARGE_MIN buffers or more.
@@ -401,6 +415,8 @@ struct strips {
 /* Nodes per buffer of a slab for each search (PCS_COMMIT_NODES), and at most. */
 #define PROBE_NODES 20u
 #define PROBE_NODES_MAX 1000000u
+/* --sides: the most ms per side. */
+#define SIDES_MS_MAX 60000u
 
 /* A bitset of widths 0 to @bits - 1, in units. */
 struct widths {
@@ -603,6 +619,45 @@ out:
 	return r < 0 ? -1 : 0;
 }
 
+/* Ends a report line: with --sides, how many sets tile on both sides. */
+static void print_sides(const struct strips *st, const unsigned int sides[4])
+{
+	if (st->sides_ms)
+		printf("; both sides tile: strips %u of %u, others %u of %u", sides[1], sides[0],
+		       sides[3], sides[2]);
+	printf("\n");
+}
+
+/*
+ * --sides: the set in st->in of the slab @ids (@m buffers, @width), its
+ * in side @set wide, planned side by side by the planner itself. Returns
+ * 1 when both sides tile (each plan at its side's width), 0 when not, -1
+ * out of memory.
+ */
+static int sides_tile(struct strips *st, const uint32_t *ids, size_t m, uint64_t set,
+		      uint64_t width)
+{
+	uint64_t nodes = 0, height;
+	int tiles = 1;
+
+	for (int in = 1; in >= 0 && tiles; in--) {
+		size_t k = 0;
+		int r;
+
+		for (size_t i = 0; i < m; i++)
+			if (st->in[ids[i]] == in)
+				st->side[k++] = ids[i];
+		vnpu_plan_clock_begin(1);
+		r = vnpu_plan_leaf(&st->pb, st->side, k, 0, st->sides_ms, st->side_sub,
+				   st->side_off, &nodes, &height);
+		vnpu_plan_clock_end();
+		if (r != SKS_FOUND)
+			return -1;
+		tiles = height == (in ? set : width - set);
+	}
+	return tiles;
+}
+
 /*
  * The slab @ids (@m buffers, none live over its whole span, no cut in
  * time): the strip search from each buffer live first, each set judged.
@@ -611,7 +666,7 @@ static int probe_slab(struct strips *st, uint32_t *ids, size_t m, size_t strips)
 {
 	const struct sks_problem *pb = &st->pb;
 	uint32_t t0 = UINT32_MAX, t1 = 0, first = 0;
-	unsigned int found[PROBE_KINDS] = { 0 };
+	unsigned int found[PROBE_KINDS] = { 0 }, sides[4] = { 0 };
 	uint64_t width = 0;
 	struct widths exact = { 0 }, loose = { 0 };
 	int r = -1;
@@ -659,12 +714,26 @@ static int probe_slab(struct strips *st, uint32_t *ids, size_t m, size_t strips)
 		k = widths_has(&exact, set / st->unit) ? PROBE_STRIP :
 		    widths_has(&loose, set / st->unit) ? PROBE_LOOSE : PROBE_NEAR;
 		found[k]++;
+		if (st->sides_ms) {
+			int tiles = sides_tile(st, ids, m, set, width);
+
+			if (tiles < 0) {
+				fprintf(stderr, "planner_bench: out of memory\n");
+				goto out;
+			}
+			sides[k == PROBE_STRIP ? 0 : 2]++;
+			sides[k == PROBE_STRIP ? 1 : 3] += (unsigned int)tiles;
+		}
 	}
 	st->slabs++;
 	st->large += m >= STRIPS_LARGE_MIN;
 	for (int k = 0; k < PROBE_KINDS; k++) {
 		st->found[k] += found[k];
 		st->found_large[k] += m >= STRIPS_LARGE_MIN ? found[k] : 0;
+	}
+	for (int k = 0; k < 4; k++) {
+		st->sides[k] += sides[k];
+		st->sides_large[k] += m >= STRIPS_LARGE_MIN ? sides[k] : 0;
 	}
 	r = 0;
 	if (m < STRIPS_REPORT_MIN)
@@ -674,7 +743,8 @@ static int probe_slab(struct strips *st, uint32_t *ids, size_t m, size_t strips)
 	       PRIu64 "), width %" PRIu64 ";", m, strips, first, st->times[t0],
 	       st->times[t1], width);
 	for (int k = 0; k < PROBE_KINDS; k++)
-		printf(" %s %u%s", probe_kind[k], found[k], k + 1 < PROBE_KINDS ? "," : "\n");
+		printf(" %s %u%s", probe_kind[k], found[k], k + 1 < PROBE_KINDS ? "," : "");
+	print_sides(st, sides);
 out:
 	free(exact.w);
 	free(loose.w);
@@ -732,9 +802,10 @@ out:
 }
 
 /* --strips FAMILY N SEED: the strip search on every slab of the witness. */
-static int strips(const char *fam, const char *ns, const char *seeds, uint64_t per_buffer)
+static int strips(const char *fam, const char *ns, const char *seeds, uint64_t per_buffer,
+		  unsigned int sides_ms)
 {
-	struct strips st = { .per_buffer = per_buffer };
+	struct strips st = { .per_buffer = per_buffer, .sides_ms = sides_ms };
 	uint32_t *ids = NULL, *t0 = NULL, *t1 = NULL;
 	uint64_t *size = NULL, *align = NULL, *total = NULL, opt;
 	struct vnpu_plan_buffer *b;
@@ -769,8 +840,11 @@ static int strips(const char *fam, const char *ns, const char *seeds, uint64_t p
 	total = calloc(2 * count, sizeof(*total));
 	st.in = malloc(count);
 	st.slab_in = malloc(count);
+	st.side_sub = malloc(count * sizeof(*st.side_sub));
+	st.side_off = malloc(count * sizeof(*st.side_off));
+	st.side = malloc(count * sizeof(*st.side));
 	if (!st.w.keys || !st.times || !ids || !t0 || !t1 || !size || !align || !total ||
-	    !st.in || !st.slab_in) {
+	    !st.in || !st.slab_in || !st.side_sub || !st.side_off || !st.side) {
 		fprintf(stderr, "planner_bench: out of memory\n");
 		goto out;
 	}
@@ -799,13 +873,15 @@ static int strips(const char *fam, const char *ns, const char *seeds, uint64_t p
 		printf("slabs of %u buffers or more: %u;", STRIPS_LARGE_MIN, st.large);
 		for (int k = 0; k < PROBE_KINDS; k++)
 			printf(" %s %u%s", probe_kind[k], st.found_large[k],
-			       k + 1 < PROBE_KINDS ? "," : "\n");
+			       k + 1 < PROBE_KINDS ? "," : "");
+		print_sides(&st, st.sides_large);
 		printf("%s %zu seed %s: slabs %u (%u of %u buffers or more), %" PRIu64
 		       " nodes;", fam, count, seeds, st.slabs, st.reported, STRIPS_REPORT_MIN,
 		       st.nodes);
 		for (int k = 0; k < PROBE_KINDS; k++)
 			printf(" %s %u%s", probe_kind[k], st.found[k],
-			       k + 1 < PROBE_KINDS ? "," : "\n");
+			       k + 1 < PROBE_KINDS ? "," : "");
+		print_sides(&st, st.sides);
 	}
 out:
 	free(st.w.keys);
@@ -818,6 +894,9 @@ out:
 	free(total);
 	free(st.in);
 	free(st.slab_in);
+	free(st.side_sub);
+	free(st.side_off);
+	free(st.side);
 	free(b);
 	return r != 0;
 }
@@ -886,12 +965,14 @@ int main(int argc, char **argv)
 		{ "cores", no_argument, NULL, 'c' },
 		{ "strips", no_argument, NULL, 'p' },
 		{ "nodes", required_argument, NULL, 'N' },
+		{ "sides", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	size_t sizes[32] = { 200, 400, 700, 1500, 3000, 6000 }, nsizes = 6;
 	unsigned int fams[PGEN_FAMILIES], nfams = PGEN_FAMILIES, ms = 0, seeds = 50;
 	uint64_t first_seed = 1, v, per_buffer = PROBE_NODES;
+	unsigned int sides_ms = 0;
 	int opt, do_emit = 0, do_cores = 0, do_strips = 0, nodes_set = 0, misses = 0;
 	int planning_set = 0;	/* --time-limit or --deterministic: nothing --strips uses */
 
@@ -979,6 +1060,11 @@ int main(int argc, char **argv)
 			per_buffer = v;
 			nodes_set = 1;
 			break;
+		case 'D':
+			if (number("--sides", optarg, 1, SIDES_MS_MAX, &v))
+				return 1;
+			sides_ms = (unsigned int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -987,7 +1073,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (do_emit + do_cores + do_strips > 1 || (nodes_set && !do_strips) ||
+	if (do_emit + do_cores + do_strips > 1 || ((nodes_set || sides_ms) && !do_strips) ||
 	    (do_strips && planning_set)) {
 		usage(stderr);
 		return 1;
@@ -998,7 +1084,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (do_strips)
-			return strips(argv[optind], argv[optind + 1], argv[optind + 2], per_buffer);
+			return strips(argv[optind], argv[optind + 1], argv[optind + 2], per_buffer,
+				      sides_ms);
 		if (do_cores)
 			return cores(argv[optind], argv[optind + 1], argv[optind + 2], ms);
 		return emit(argv[optind], argv[optind + 1], argv[optind + 2]);
