@@ -57,12 +57,12 @@
  * not found (none exists: a near miss above it; or not in time) is
  * planned by the planner itself (vnpu_plan_leaf()) on a share of the time
  * left in proportion to its buffers. While a slab's plan is above its
- * width, other strips are tried (PCS_COMMIT_TRIES; the second by a search
- * backwards in time, PCS_COMMIT_MIRROR, the others with ties at random)
- * within the slab's share of the stage's time, and the lowest plan is
- * kept. All
- * that runs forwards in time, then backwards (struct pcs_back), then both
- * again with every choice at random (PCS_COMMIT_PASSES): which seeds a
+ * width, other strips are tried (PCS_COMMIT_TRIES; up to
+ * PCS_COMMIT_AGAIN_MAX buffers the second by a search backwards in time,
+ * PCS_COMMIT_MIRROR, the others with ties at random) within the slab's
+ * share of the stage's time, and the lowest plan is kept. All that runs
+ * forwards in time, then backwards (struct pcs_back), then both again
+ * with every choice at random (PCS_COMMIT_PASSES): which seeds a
  * committed plan tiles depends more on its random choices than on any
  * rule measured for them.
  *
