@@ -57,12 +57,10 @@
  * not found (none exists: a near miss above it; or not in time) is
  * planned by the planner itself (vnpu_plan_leaf()) on a share of the time
  * left in proportion to its buffers. While a slab's plan is above its
- * width, other strips are tried (PCS_COMMIT_TRIES; up to
- * PCS_COMMIT_AGAIN_MAX buffers the second by a search backwards in time,
- * PCS_COMMIT_MIRROR, the others with ties at random) within the slab's
- * share of the stage's time, and the lowest plan is kept. All that runs
- * forwards in time, then backwards (struct pcs_back), then both again
- * with every choice at random (PCS_COMMIT_PASSES): which seeds a
+ * width, other strips are tried (PCS_COMMIT_TRIES, ties at random) within
+ * the slab's share of the stage's time, and the lowest plan is kept. All
+ * that runs forwards in time, then backwards (struct pcs_back), then both
+ * again with every choice at random (PCS_COMMIT_PASSES): which seeds a
  * committed plan tiles depends more on its random choices than on any
  * rule measured for them.
  *
@@ -89,20 +87,6 @@ _Static_assert(PCS_ENUM_MAX <= VNPU_PLAN_BALANCE_MAX, "rows enumerated by vnpu_p
 #define PCS_COMMIT_NODES 20u
 /* and strips tried per slab while its plan is above its width. */
 #define PCS_COMMIT_TRIES 3u
-/*
- * The try whose strip search runs backwards in time (struct pcs other),
- * by its rules, from the buffers live last: a slab's sets go wrong mostly
- * near the instant the search starts from (the misses of guillotine-aspect
- * 1,500, seeds 3,641 to 3,690, lose in windows that start at the first
- * instant or end at the last), and the second try with ties at random
- * starts there again. At 1,500 buffers, seeds 3,641 to 3,790 on the work
- * clock: 112 of 150 guillotine-aspect plans at the optimum instead of
- * 111, 131 guillotine instead of 129. Above PCS_COMMIT_AGAIN_MAX buffers,
- * where the passes run out of time before nodes, the try stays forwards:
- * backwards, guillotine-aspect 6,000 (seeds 3,641 to 3,700) planned 32
- * of 60 above 1.05 of the optimum instead of 28.
- */
-#define PCS_COMMIT_MIRROR 1u
 /*
  * Whole committed plans, alternately forwards and backwards in time, each
  * on an equal share of the time left; from the third on, every run breaks
@@ -178,8 +162,6 @@ struct pcs {
 	int fail_fast;		/* the next pcs_commit() stops at its first failing piece */
 	uint32_t fail_t0, fail_t1;	/* and returns PCS_RETRY with that piece's span */
 	uint8_t *probe;		/* pcs_probe(): the first balanced set, per buffer of the slab */
-	/* pb backwards in time, for PCS_COMMIT_MIRROR; NULL for none */
-	const struct sks_problem *other;
 };
 
 /* A section's skip before it grew, and the trail's length then. */
@@ -1430,21 +1412,7 @@ static int pcs_commit_plan(struct pcs *c, uint32_t *ids, uint32_t m, uint64_t wi
 		if (attempt && (now > c->deadline ||
 				now - begin > (c->deadline - c->begin) / pb->n * m))
 			break;
-		if (c->late) {
-			r = SKS_TIMEOUT;
-		} else if (attempt == PCS_COMMIT_MIRROR && c->other) {
-			/* Instant t of one is nsec - t of the other (pcs_back_init()). */
-			const struct sks_problem *ahead = c->pb;
-			uint32_t back[2] = { pb->nsec - span[1], pb->nsec - span[0] };
-
-			c->pb = c->other;
-			c->other = ahead;
-			r = pcs_commit_strip(c, ids, m, width, base, back, 0);
-			c->other = c->pb;
-			c->pb = ahead;
-		} else {
-			r = pcs_commit_strip(c, ids, m, width, base, span, attempt);
-		}
+		r = c->late ? SKS_TIMEOUT : pcs_commit_strip(c, ids, m, width, base, span, attempt);
 		/*
 		 * The whole instance is not planned as a leaf: the caller's
 		 * searches see it anyway. Another try, while time is left.
@@ -1591,7 +1559,6 @@ int pcs_commit_run(const struct sks_problem *pb, uint64_t target, uint64_t deadl
 		if (c.begin > deadline)
 			break;
 		c.pb = pass & 1 ? &back.pb : pb;
-		c.other = pb->n > PCS_COMMIT_AGAIN_MAX ? NULL : pass & 1 ? pb : &back.pb;
 		c.salt = pass / 2;
 		c.deadline = c.begin + (deadline - c.begin) / (passes - pass);
 		c.late = 0;
