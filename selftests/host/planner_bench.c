@@ -38,10 +38,12 @@
  * a strip of one of them, one but for buffers live in one section only,
  * or a near miss; or no set found (none exists, or not within the nodes).
  * The judge knows the witness's plans only: a set judged a near miss may
- * still tile, another way. With --sides, both sides of every set not
- * judged a strip are planned by the planner itself (vnpu_plan_leaf(), MS
- * ms each on the work clock, as the committed cuts plan a slab whose strip
- * they do not find), and the sets whose sides both tile are counted.
+ * still tile, another way. With --sides, both sides of every set are
+ * planned by the planner itself (vnpu_plan_leaf(), MS ms each on the work
+ * clock, as the committed cuts plan a slab whose strip they do not find),
+ * and the sets whose sides both tile are counted, those judged strips
+ * (how far the planner gets on sides of that size in MS) and the others
+ * apart.
  */
 #include <getopt.h>
 #include <inttypes.h>
