@@ -39,11 +39,10 @@
  * or a near miss; or no set found (none exists, or not within the nodes).
  * The judge knows the witness's plans only: a set judged a near miss may
  * still tile, another way. With --sides, both sides of every set are
- * planned by the planner itself (vnpu_plan_leaf(), MS ms each on the work
- * clock, as the committed cuts plan a slab whose strip they do not find),
- * and the sets whose sides both tile are counted, those judged strips
- * (how far the planner gets on sides of that size in MS) and the others
- * apart.
+ * planned by the planner (vnpu_plan_compute(), MS ms each on the work
+ * clock, as --cores plans a piece), and the sets whose sides both tile
+ * are counted, those judged strips (how far the planner gets on sides of
+ * that size in MS) and the others apart.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -248,30 +247,45 @@ static size_t piece(const struct walk *w, const uint32_t *ids, size_t m, int mem
 	return k;
 }
 
+/*
+ * Plans the buffers @ids (@m) alone, with the options @o, into *@arena;
+ * -1 (said why) when the plan is bad.
+ */
+static int plan_alone(struct walk *w, const uint32_t *ids, size_t m,
+		      const struct vnpu_plan_options *o, uint64_t *arena)
+{
+	struct vnpu_plan_stats st;
+
+	for (size_t i = 0; i < m; i++) {
+		w->scratch[i] = w->b[ids[i]];
+		w->scratch[i].offset = 0;
+	}
+	/* Checked apart from the planner, as every plan of the benchmark. */
+	if (vnpu_plan_compute(w->scratch, m, o, &st) != VNPU_SUCCESS ||
+	    pgen_check(w->scratch, m, arena) || *arena != st.arena_size) {
+		fprintf(stderr, "planner_bench: a piece of %zu buffers: bad plan\n", m);
+		return -1;
+	}
+	return 0;
+}
+
 /* Plans the piece alone; 1 when at its optimum (its witness's height). */
 static int plan_piece(struct walk *w, const uint32_t *ids, size_t m, double *ratio)
 {
 	struct vnpu_plan_options o = { .strategy = strategy, .time_limit_ms = w->ms,
 				       .seed = w->seed };
-	struct vnpu_plan_stats st;
 	uint64_t lo = UINT64_MAX, hi = 0, arena;
 
 	for (size_t i = 0; i < m; i++) {
-		w->scratch[i] = w->b[ids[i]];
 		lo = w->b[ids[i]].offset < lo ? w->b[ids[i]].offset : lo;
 		if (w->b[ids[i]].offset + w->b[ids[i]].size > hi)
 			hi = w->b[ids[i]].offset + w->b[ids[i]].size;
-		w->scratch[i].offset = 0;
 	}
 	w->pieces++;
-	/* Checked apart from the planner, as every plan of the benchmark. */
-	if (vnpu_plan_compute(w->scratch, m, &o, &st) != VNPU_SUCCESS ||
-	    pgen_check(w->scratch, m, &arena) || arena != st.arena_size) {
-		fprintf(stderr, "planner_bench: a piece of %zu buffers: bad plan\n", m);
+	if (plan_alone(w, ids, m, &o, &arena))
 		return -1;
-	}
-	*ratio = (double)st.arena_size / (double)(hi - lo);
-	return st.arena_size == hi - lo;
+	*ratio = (double)arena / (double)(hi - lo);
+	return arena == hi - lo;
 }
 
 static void report_core(struct walk *w, const uint32_t *ids, size_t m, int mem, size_t parts,
@@ -391,9 +405,7 @@ struct strips {
 	uint8_t *in;		/* per buffer of the instance: in the set judged */
 	uint8_t *slab_in;	/* per buffer of a slab: pcs_probe()'s set */
 	unsigned int sides_ms;	/* --sides: ms per side, 0 for none */
-	struct vnpu_plan_buffer *side_sub;	/* scratch of vnpu_plan_leaf() */
-	uint64_t *side_off;			/* and its offsets, per buffer of the instance */
-	uint32_t *side;				/* a side's buffers */
+	uint32_t *side;		/* a side's buffers */
 	/*
 	 * Sets whose sides were planned and those both of whose sides
 	 * tile: judged strips, then the others.
@@ -632,30 +644,27 @@ static void print_sides(const struct strips *st, const unsigned int sides[4])
 
 /*
  * --sides: the set in st->in of the slab @ids (@m buffers, @width), its
- * in side @set wide, planned side by side by the planner itself. Returns
- * 1 when both sides tile (each plan at its side's width), 0 when not, -1
- * out of memory.
+ * in side @set wide, planned side by side by the planner (on the work
+ * clock: the same plans on every run). Returns 1 when both sides tile
+ * (each plan at its side's width), 0 when not, -1 when a plan is bad.
  */
 static int sides_tile(struct strips *st, const uint32_t *ids, size_t m, uint64_t set,
 		      uint64_t width)
 {
-	uint64_t nodes = 0, height;
+	struct vnpu_plan_options o = { .strategy = VNPU_PLAN_BEST | VNPU_PLAN_DETERMINISTIC,
+				       .time_limit_ms = st->sides_ms };
+	uint64_t arena;
 	int tiles = 1;
 
 	for (int in = 1; in >= 0 && tiles; in--) {
 		size_t k = 0;
-		int r;
 
 		for (size_t i = 0; i < m; i++)
 			if (st->in[ids[i]] == in)
 				st->side[k++] = ids[i];
-		vnpu_plan_clock_begin(1);
-		r = vnpu_plan_leaf(&st->pb, st->side, k, 0, st->sides_ms, st->side_sub,
-				   st->side_off, &nodes, &height);
-		vnpu_plan_clock_end();
-		if (r != SKS_FOUND)
+		if (plan_alone(&st->w, st->side, k, &o, &arena))
 			return -1;
-		tiles = height == (in ? set : width - set);
+		tiles = arena == (in ? set : width - set);
 	}
 	return tiles;
 }
@@ -719,10 +728,8 @@ static int probe_slab(struct strips *st, uint32_t *ids, size_t m, size_t strips)
 		if (st->sides_ms) {
 			int tiles = sides_tile(st, ids, m, set, width);
 
-			if (tiles < 0) {
-				fprintf(stderr, "planner_bench: out of memory\n");
+			if (tiles < 0)
 				goto out;
-			}
 			sides[k == PROBE_STRIP ? 0 : 2]++;
 			sides[k == PROBE_STRIP ? 1 : 3] += (unsigned int)tiles;
 		}
@@ -842,11 +849,10 @@ static int strips(const char *fam, const char *ns, const char *seeds, uint64_t p
 	total = calloc(2 * count, sizeof(*total));
 	st.in = malloc(count);
 	st.slab_in = malloc(count);
-	st.side_sub = malloc(count * sizeof(*st.side_sub));
-	st.side_off = malloc(count * sizeof(*st.side_off));
+	st.w.scratch = malloc(count * sizeof(*st.w.scratch));
 	st.side = malloc(count * sizeof(*st.side));
 	if (!st.w.keys || !st.times || !ids || !t0 || !t1 || !size || !align || !total ||
-	    !st.in || !st.slab_in || !st.side_sub || !st.side_off || !st.side) {
+	    !st.in || !st.slab_in || !st.w.scratch || !st.side) {
 		fprintf(stderr, "planner_bench: out of memory\n");
 		goto out;
 	}
@@ -896,8 +902,7 @@ out:
 	free(total);
 	free(st.in);
 	free(st.slab_in);
-	free(st.side_sub);
-	free(st.side_off);
+	free(st.w.scratch);
 	free(st.side);
 	free(b);
 	return r != 0;
