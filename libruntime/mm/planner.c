@@ -144,8 +144,9 @@
  * Above PLAN_SEARCH_MAX buffers (up to PLAN_SKY_MAX) the probe runs after
  * the band decomposition, which goes first there and tiles the
  * fine-grained packings at once. On the work clock: ladders of 3,000
- * buffers (seeds 5,101 to 5,130) 29 at the optimum of 30 instead of 27,
- * of 6,000 (5,101 to 5,120) 18 of 20 instead of 16; guillotine packings
+ * buffers (seeds 1 to 50, 5,101 to 5,130) 79 at the optimum of 80
+ * instead of 77, of 6,000 (1 to 100, 5,101 to 5,120) 103 of 120 instead
+ * of 100 (seeds 12 and 81 lost, five gained); guillotine packings
  * of 3,000 (seeds 3,641 to 3,660) 8 and 7 (guillotine-aspect) instead of
  * 7 and 7, of 6,000 (3,641 to 3,680) 21 and 21 plans above 1.05 of the
  * optimum either way, but mean ratios 1.0705 and 1.0729 instead of 1.0692
